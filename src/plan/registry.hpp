@@ -1,0 +1,50 @@
+#pragma once
+/// The strategy registry: every planner, by the id users type in COMMSCHED_STRATEGY.
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "core/comm_matrix.hpp"
+#include "core/plan.hpp"
+
+namespace commsched::plan {
+
+/// How rs_nh picks the split threshold λ in each permutation (paper 000 §6, §7.1).
+enum class LambdaRule {
+  fixed,         ///< λ constant (Options::lambda_fixed), 000 §6.1
+  proportional,  ///< λ = 0.8·d* of the current stage, 000 §6.2
+  incremental,   ///< λ_k = 0.75 + k/n maximising Σ Gain_k, 000 §6.3 and §7.1 (default)
+  one,           ///< λ = 1: never split ("RS_NH+(λ=1)")
+};
+
+/// Inputs a planner may use besides the matrix. Every rank passes identical options, so every
+/// rank computes the identical plan.
+struct Options {
+  std::uint64_t seed = 0x5eedc0ffeeULL;  ///< for the randomised planners (rs_n*, rs_nh)
+  LambdaRule lambda_rule = LambdaRule::incremental;
+  double lambda_fixed = 0.875;
+  /// τ (per-message latency, s) and φ (s per byte) of 000 §6.3; the λ rules weigh them.
+  double alpha_s = 5e-6;
+  double beta_s_per_byte = 1e-9;
+  /// lp_xor / lp_shift: synchronise all ranks between steps (001 §5 "with barriers").
+  bool barrier_between_phases = false;
+};
+
+using Planner = core::Plan (*)(const core::CommMatrix&, const Options&);
+
+struct Strategy {
+  std::string_view id;           ///< what users type
+  std::string_view description;  ///< one line for the README and error messages
+  std::string_view reference;    ///< paper and section
+  bool permutation;              ///< its plans keep one send and one receive per rank per phase
+  Planner plan;                  ///< nullptr only for `native` (PMPI_Alltoallv itself)
+};
+
+/// All strategies, `native` first, in the order the README lists them.
+std::span<const Strategy> strategies();
+/// nullptr when no strategy has that id.
+const Strategy* find_strategy(std::string_view id);
+/// "native, ac, lex, ..." for messages that list the valid choices.
+std::string_view strategy_id_list();
+
+}  // namespace commsched::plan
