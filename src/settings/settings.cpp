@@ -1,0 +1,433 @@
+#include "settings/settings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <system_error>
+
+// Declared by <unistd.h> under _GNU_SOURCE; declared here so this file needs no POSIX header.
+extern "C" {
+extern char** environ;
+}
+
+namespace commsched::settings {
+namespace {
+
+constexpr std::string_view kPrefix = "COMMSCHED_";
+constexpr int kLearnCallsMax = 1000000;
+
+// The spec table. Everything users see (variable names, README table, messages) comes from
+// here; the parsers below are matched to it by key (checked at compile time).
+constexpr std::array kSpecs{
+    Spec{"ENABLE", "bool", "1",
+         "`0` turns commsched into a pure pass-through: every call goes straight to `PMPI_*`."},
+    Spec{"STRATEGY", "choice", "auto",
+         "`native` (always `PMPI_Alltoallv`), `auto` (the cost model picks per learned pattern), "
+         "or one strategy id. An unknown name gives one warning and runs `native`."},
+    Spec{"LEARN_CALLS", "int", "3",
+         "Identical calls (same communicator and counts) before a pattern counts as learned and "
+         "gets a plan; 1 to 1000000."},
+    Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
+    Spec{"LOG_FILE", "path", "",
+         "Write log lines to `PATH.rN` (one file per rank) instead of stderr."},
+    Spec{"REPORT", "path", "",
+         "Rank 0 writes a JSON report of patterns, plans and timings here at `MPI_Finalize`."},
+    Spec{"RSNH_LAMBDA", "choice", "incremental",
+         "How `rs_nh` picks its split threshold λ: `incremental`, `proportional`, `one` (never "
+         "split), `fixed` (λ = 0.875), or a number in (0, 1] meaning `fixed` with that λ."},
+    Spec{"LP_BARRIER", "bool", "0",
+         "`1` synchronises all ranks between the phases of `lp_xor` and `lp_shift`."},
+    Spec{"SEED", "int", "0x5eedc0ffee",
+         "Seed of the randomised planners, an unsigned 64-bit integer in decimal or `0x` hex "
+         "(default 407715774446). Every rank must use the same value."},
+};
+
+// ---- value helpers ----------------------------------------------------------------------
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char ascii_upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(),
+                    [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
+}
+
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+/// The value as it goes into a message: printable ASCII kept, other bytes as \xNN (the value
+/// may hold anything, and the terminal should not receive it raw), long values cut short.
+std::string quoted(std::string_view value) {
+  constexpr std::size_t kMaxShown = 64;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (std::size_t i = 0; i < value.size() && i < kMaxShown; ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += value[i];
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  if (value.size() > kMaxShown) out += "...";
+  out += "'";
+  return out;
+}
+
+std::string var_name(std::string_view key) {
+  std::string name(kPrefix);
+  name += key;
+  return name;
+}
+
+/// Whole-string unsigned/signed integer; nullopt on empty input, junk, sign where not allowed,
+/// or overflow.
+template <typename T>
+std::optional<T> parse_integer(std::string_view text, int base) {
+  if (text.empty()) return std::nullopt;
+  T value{};
+  const char* const end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  for (std::string_view yes : {"1", "true", "yes", "on"})
+    if (iequals(text, yes)) return true;
+  for (std::string_view no : {"0", "false", "no", "off"})
+    if (iequals(text, no)) return false;
+  return std::nullopt;
+}
+
+// ---- per-setting parsers ----------------------------------------------------------------
+
+/// Collects the one message a bad value produces.
+class Reporter {
+ public:
+  explicit Reporter(std::vector<std::string>& warnings) : warnings_(warnings) {}
+  /// "COMMSCHED_KEY='value' is not <what>; <fallback>"
+  void bad_value(std::string_view key, std::string_view value, std::string_view what,
+                 std::string_view fallback) {
+    std::string msg = var_name(key);
+    msg += '=';
+    msg += quoted(value);
+    msg += " is not ";
+    msg += what;
+    msg += "; ";
+    msg += fallback;
+    warnings_.push_back(std::move(msg));
+  }
+  void bad_value_keep_default(const Spec& spec, std::string_view value, std::string_view what) {
+    std::string fallback = "using the default ";
+    fallback += spec.default_text;
+    bad_value(spec.key, value, what, fallback);
+  }
+  std::vector<std::string>& warnings() { return warnings_; }
+
+ private:
+  std::vector<std::string>& warnings_;
+};
+
+using Apply = void (*)(const Spec&, std::string_view, Settings&, Reporter&);
+
+void apply_bool(const Spec& spec, std::string_view value, bool& field, Reporter& r) {
+  if (const auto b = parse_bool(value))
+    field = *b;
+  else
+    r.bad_value_keep_default(spec, value,
+                             "a boolean (valid: 0, 1, true, false, yes, no, on, off)");
+}
+
+void apply_enable(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_bool(spec, value, s.enable, r);
+}
+
+void apply_lp_barrier(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_bool(spec, value, s.lp_barrier, r);
+}
+
+/// "native, auto, <every other registry id>", the order users see everywhere.
+std::string strategy_choices() {
+  std::string list = "native, auto";
+  for (const plan::Strategy& st : plan::strategies()) {
+    if (st.id == "native" || st.id == "auto") continue;
+    list += ", ";
+    list += st.id;
+  }
+  return list;
+}
+
+void apply_strategy(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  // Case does not matter; what is stored is the id as the registry spells it.
+  for (std::string_view builtin : {"native", "auto"}) {
+    if (iequals(value, builtin)) {
+      s.strategy = builtin;
+      return;
+    }
+  }
+  for (const plan::Strategy& st : plan::strategies()) {
+    if (iequals(value, st.id)) {
+      s.strategy = st.id;
+      return;
+    }
+  }
+  // An unknown name must not silently become `auto`: whoever asked for a specific strategy
+  // gets the one behaviour that is certainly correct.
+  s.strategy = "native";
+  r.bad_value(spec.key, value, "a known strategy (valid: " + strategy_choices() + ")",
+              "running native");
+}
+
+void apply_learn_calls(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const auto n = parse_integer<int>(value, 10);
+  if (n && *n >= 1 && *n <= kLearnCallsMax)
+    s.learn_calls = *n;
+  else
+    r.bad_value_keep_default(spec, value,
+                             "a whole number from 1 to " + std::to_string(kLearnCallsMax));
+}
+
+void apply_log_level(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  static constexpr std::array<std::pair<std::string_view, core::LogLevel>, 4> kLevels{{
+      {"quiet", core::LogLevel::quiet},
+      {"warn", core::LogLevel::warn},
+      {"info", core::LogLevel::info},
+      {"debug", core::LogLevel::debug},
+  }};
+  for (const auto& [name, level] : kLevels) {
+    if (iequals(value, name)) {
+      s.log_level = level;
+      return;
+    }
+  }
+  r.bad_value_keep_default(spec, value, "a log level (valid: quiet, warn, info, debug)");
+}
+
+void apply_log_file(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  s.log_file = value;  // any byte string is a path; empty means stderr, the default
+}
+
+void apply_report(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  s.report_path = value;
+}
+
+void apply_rsnh_lambda(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  static constexpr std::array<std::pair<std::string_view, plan::LambdaRule>, 4> kRules{{
+      {"incremental", plan::LambdaRule::incremental},
+      {"proportional", plan::LambdaRule::proportional},
+      {"one", plan::LambdaRule::one},
+      {"fixed", plan::LambdaRule::fixed},
+  }};
+  for (const auto& [name, rule] : kRules) {
+    if (iequals(value, name)) {
+      s.rsnh_lambda = rule;
+      return;
+    }
+  }
+  if (!value.empty()) {
+    double lambda = 0.0;
+    const char* const end = value.data() + value.size();
+    const auto [ptr, ec] = std::from_chars(value.data(), end, lambda);
+    // from_chars accepts "nan" and "inf"; the comparisons below reject both.
+    if (ec == std::errc{} && ptr == end && std::isfinite(lambda) && lambda > 0.0 &&
+        lambda <= 1.0) {
+      s.rsnh_lambda = plan::LambdaRule::fixed;
+      s.rsnh_lambda_fixed = lambda;
+      return;
+    }
+  }
+  r.bad_value_keep_default(
+      spec, value,
+      "a lambda rule (valid: incremental, proportional, one, fixed, or a number in (0, 1])");
+}
+
+void apply_seed(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  std::optional<std::uint64_t> seed;
+  if (istarts_with(value, "0x"))
+    seed = parse_integer<std::uint64_t>(value.substr(2), 16);
+  else
+    seed = parse_integer<std::uint64_t>(value, 10);
+  if (seed)
+    s.seed = *seed;
+  else
+    r.bad_value_keep_default(spec, value,
+                             "an unsigned 64-bit integer (decimal, or hex starting with 0x)");
+}
+
+struct Rule {
+  std::string_view key;
+  Apply apply;
+};
+
+constexpr std::array<Rule, kSpecs.size()> kRules{{
+    {"ENABLE", apply_enable},
+    {"STRATEGY", apply_strategy},
+    {"LEARN_CALLS", apply_learn_calls},
+    {"LOG_LEVEL", apply_log_level},
+    {"LOG_FILE", apply_log_file},
+    {"REPORT", apply_report},
+    {"RSNH_LAMBDA", apply_rsnh_lambda},
+    {"LP_BARRIER", apply_lp_barrier},
+    {"SEED", apply_seed},
+}};
+
+constexpr bool rules_match_specs() {
+  for (std::size_t i = 0; i < kSpecs.size(); ++i)
+    if (kSpecs[i].key != kRules[i].key) return false;
+  return true;
+}
+static_assert(rules_match_specs(), "kRules must list the keys of kSpecs in the same order");
+
+// ---- unknown names ----------------------------------------------------------------------
+
+/// Levenshtein distance, ignoring ASCII case.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t cost = ascii_upper(a[i - 1]) == ascii_upper(b[j - 1]) ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string known_names() {
+  std::string list;
+  for (const Spec& spec : kSpecs) {
+    if (!list.empty()) list += ", ";
+    list += var_name(spec.key);
+  }
+  return list;
+}
+
+void report_unknown_names(std::span<const std::string> environ_names, Reporter& r) {
+  std::set<std::string, std::less<>> reported;
+  for (const std::string& name : environ_names) {
+    // Matched without case so that commsched_strategy is caught as a near miss too.
+    if (!istarts_with(name, kPrefix)) continue;
+    const bool known = std::any_of(kSpecs.begin(), kSpecs.end(), [&](const Spec& spec) {
+      return name.size() == kPrefix.size() + spec.key.size() &&
+             name.compare(0, kPrefix.size(), kPrefix) == 0 &&
+             std::string_view(name).substr(kPrefix.size()) == spec.key;
+    });
+    if (known || !reported.insert(name).second) continue;
+
+    std::string msg = "unknown setting " + quoted(name).substr(1);
+    msg.pop_back();  // the name without quotes, still escaped
+    std::size_t best = 3;
+    std::string suggestion;
+    for (const Spec& spec : kSpecs) {
+      const std::string candidate = var_name(spec.key);
+      const std::size_t d = edit_distance(name, candidate);
+      if (d < best) {
+        best = d;
+        suggestion = candidate;
+      }
+    }
+    if (!suggestion.empty()) msg += "; did you mean " + suggestion + "?";
+    msg += " (known: " + known_names() + ")";
+    r.warnings().push_back(std::move(msg));
+  }
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const Spec> specs() { return kSpecs; }
+
+Settings parse(const std::function<std::optional<std::string>(std::string_view)>& getenv_fn,
+               std::span<const std::string> environ_names, std::vector<std::string>& warnings) {
+  Settings s;
+  Reporter reporter(warnings);
+  // We run inside someone else's job: whatever fails here costs a warning, never the job.
+  for (std::size_t i = 0; i < kSpecs.size(); ++i) {
+    const std::string name = var_name(kSpecs[i].key);
+    try {
+      const std::optional<std::string> value = getenv_fn(name);
+      if (value) kRules[i].apply(kSpecs[i], *value, s, reporter);
+    } catch (...) {
+      try {
+        warnings.push_back("could not read " + name + "; using the default");
+      } catch (...) {
+      }
+    }
+  }
+  try {
+    report_unknown_names(environ_names, reporter);
+  } catch (...) {
+  }
+  return s;
+}
+
+Settings from_environment(std::vector<std::string>& warnings) {
+  std::vector<std::string> names;
+  try {
+    for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+      const std::string_view text(*entry);
+      const std::string_view name = text.substr(0, text.find('='));
+      if (istarts_with(name, kPrefix)) names.emplace_back(name);
+    }
+  } catch (...) {
+  }
+  return parse(
+      [](std::string_view name) -> std::optional<std::string> {
+        // Copied at once: the string getenv returns belongs to the environment.
+        const char* value = std::getenv(std::string(name).c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      },
+      names, warnings);
+}
+
+std::string settings_markdown_table() {
+  // Built by appending only: GCC 12 at -O2 gives a false -Wrestrict on "lit" + std::string.
+  std::string out = "| Variable | Type | Default | Description |\n|---|---|---|---|\n";
+  for (const Spec& spec : kSpecs) {
+    std::string description(spec.description);
+    if (spec.key == "STRATEGY") {
+      description += " Valid: ";
+      description += strategy_choices();
+      description += '.';
+    }
+    out += "| `";
+    out += var_name(spec.key);
+    out += "` | ";
+    out += spec.type;
+    out += " | ";
+    if (spec.default_text.empty()) {
+      out += "(unset)";
+    } else {
+      out += '`';
+      out += spec.default_text;
+      out += '`';
+    }
+    out += " | ";
+    out += markdown_cell(description);
+    out += " |\n";
+  }
+  return out;
+}
+
+}  // namespace commsched::settings

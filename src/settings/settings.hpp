@@ -1,0 +1,53 @@
+#pragma once
+/// Every COMMSCHED_* setting, described once in a spec table (settings.cpp) from which the
+/// variable names, the parser, the README table and the error messages are derived.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/log.hpp"
+#include "plan/registry.hpp"
+
+namespace commsched::settings {
+
+struct Settings {
+  bool enable = true;                 ///< COMMSCHED_ENABLE
+  std::string strategy = "auto";      ///< COMMSCHED_STRATEGY: native, auto, or a strategy id
+  int learn_calls = 3;                ///< COMMSCHED_LEARN_CALLS
+  core::LogLevel log_level = core::LogLevel::warn;  ///< COMMSCHED_LOG_LEVEL
+  std::string log_file;               ///< COMMSCHED_LOG_FILE (empty: stderr)
+  std::string report_path;            ///< COMMSCHED_REPORT (empty: stderr summary only)
+  plan::LambdaRule rsnh_lambda = plan::LambdaRule::incremental;  ///< COMMSCHED_RSNH_LAMBDA
+  double rsnh_lambda_fixed = 0.875;   ///< set by COMMSCHED_RSNH_LAMBDA=<number>
+  bool lp_barrier = false;            ///< COMMSCHED_LP_BARRIER
+  std::uint64_t seed = 0x5eedc0ffeeULL;  ///< COMMSCHED_SEED
+};
+
+/// One row of the spec table.
+struct Spec {
+  std::string_view key;          ///< without the COMMSCHED_ prefix
+  std::string_view type;         ///< "bool", "int", "string", "path", "choice"
+  std::string_view default_text;
+  std::string_view description;
+};
+
+std::span<const Spec> specs();
+
+/// Reads every setting through `getenv_fn` (name -> value or nullopt). Each bad value yields
+/// one message in `warnings` naming the variable, the value and the valid choices, and keeps
+/// the default. `environ_names` (all variable names of the environment) lets unknown
+/// COMMSCHED_* names be reported.
+Settings parse(const std::function<std::optional<std::string>(std::string_view)>& getenv_fn,
+               std::span<const std::string> environ_names, std::vector<std::string>& warnings);
+
+/// Reads the process environment.
+Settings from_environment(std::vector<std::string>& warnings);
+
+/// The spec table as a Markdown table (variable, type, default, description) for the README.
+std::string settings_markdown_table();
+
+}  // namespace commsched::settings
