@@ -1,0 +1,50 @@
+#pragma once
+/// The per-communicator pattern state machine (DESIGN.md "learn", "Agreement"). Pure: the MPI
+/// side feeds it this rank's byte counts and the agreed (min-reduced) vote of all ranks, and
+/// every rank, seeing the same agreed values, takes the same transitions.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace commsched::learn {
+
+enum class Action {
+  native,           ///< run this call natively
+  learn_and_run,    ///< all ranks saw the same counts K times: gather, plan, then run the plan
+  run_plan,         ///< every rank's counts equal the learned pattern: run its plan
+};
+
+class Learner {
+ public:
+  explicit Learner(int learn_calls) : learn_calls_(learn_calls < 1 ? 1 : learn_calls) {}
+
+  /// This rank's vote for the current call, from its per-peer send and receive bytes. `can_run`
+  /// is false when this rank could not run the learned plan this call (e.g. a message too large).
+  std::int64_t vote(std::span<const Bytes> send, std::span<const Bytes> recv, bool can_run);
+
+  /// Applies the minimum of all ranks' votes.
+  Action decide(std::int64_t agreed_min);
+
+  /// After learn_and_run: whether every rank could build the plan (agreed). On failure the
+  /// pattern stays learned but runs native until the counts change.
+  void planned(bool all_ok);
+
+  bool optimised() const { return state_ == State::optimised; }
+  /// Learned, but runs native (planning failed or the strategy is native).
+  bool pinned_native() const { return state_ == State::pinned_native; }
+  bool learning() const { return state_ == State::learning; }
+  int streak() const { return streak_; }
+
+ private:
+  enum class State { learning, optimised, pinned_native };
+  bool same_as_last(std::span<const Bytes> send, std::span<const Bytes> recv) const;
+
+  int learn_calls_;
+  State state_ = State::learning;
+  int streak_ = 0;
+  std::vector<Bytes> last_;  // send bytes then receive bytes of the previous call
+};
+
+}  // namespace commsched::learn

@@ -1,0 +1,129 @@
+// The pattern state machine: learns after K identical calls agreed by all ranks, runs the plan
+// only while every rank's counts are the learned ones, and relearns after any change.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "core/comm_matrix.hpp"
+#include "learn/choose.hpp"
+#include "learn/learner.hpp"
+
+namespace cs = commsched;
+using cs::Bytes;
+using cs::learn::Action;
+using cs::learn::Learner;
+
+namespace {
+
+// Simulates n ranks' learners with an exact min-reduction, as the MPI side does.
+struct Ranks {
+  std::vector<Learner> l;
+  Ranks(int n, int k) : l(static_cast<std::size_t>(n), Learner(k)) {}
+  std::vector<Action> call(const std::vector<std::vector<Bytes>>& counts,
+                           std::vector<bool> can_run = {}) {
+    std::int64_t agreed = INT64_MAX;
+    for (std::size_t r = 0; r < l.size(); ++r)
+      agreed = std::min(agreed, l[r].vote(counts[r], counts[r], can_run.empty() || can_run[r]));
+    std::vector<Action> acts;
+    for (auto& x : l) acts.push_back(x.decide(agreed));
+    return acts;
+  }
+};
+
+bool all(const std::vector<Action>& a, Action x) {
+  return std::all_of(a.begin(), a.end(), [x](Action y) { return y == x; });
+}
+
+}  // namespace
+
+TEST(Learner, LearnsAfterKIdenticalCalls) {
+  Ranks r(3, 3);
+  const std::vector<std::vector<Bytes>> c{{1, 2, 3}, {0, 5, 0}, {4, 4, 4}};
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));
+  EXPECT_TRUE(all(r.call(c), Action::run_plan));
+  EXPECT_TRUE(all(r.call(c), Action::run_plan));
+}
+
+TEST(Learner, OneRankChangingStopsEveryRank) {
+  Ranks r(3, 2);
+  std::vector<std::vector<Bytes>> c{{1, 2, 3}, {0, 5, 0}, {4, 4, 4}};
+  r.call(c);
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));
+  for (auto& x : r.l) x.planned(true);
+  c[1][1] = 6;  // only rank 1 changes
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));  // the new pattern, learned anew
+  for (auto& x : r.l) x.planned(true);
+  c[1][1] = 5;  // back to the first pattern
+  EXPECT_TRUE(all(r.call(c), Action::native));
+}
+
+TEST(Learner, ChangeOnOneRankDuringLearningDelaysEveryone) {
+  Ranks r(2, 3);
+  std::vector<std::vector<Bytes>> c{{1, 1}, {2, 2}};
+  r.call(c);
+  r.call(c);
+  c[0][0] = 9;
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));
+}
+
+TEST(Learner, RankThatCannotRunVotesNative) {
+  Ranks r(2, 1);
+  const std::vector<std::vector<Bytes>> c{{1, 1}, {2, 2}};
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));
+  for (auto& x : r.l) x.planned(true);
+  EXPECT_TRUE(all(r.call(c, {true, false}), Action::native));
+}
+
+TEST(Learner, PinnedNativeStaysNativeUntilCountsChange) {
+  Ranks r(2, 1);
+  std::vector<std::vector<Bytes>> c{{1, 1}, {2, 2}};
+  EXPECT_TRUE(all(r.call(c), Action::learn_and_run));
+  for (auto& x : r.l) x.planned(false);
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(r.l[0].pinned_native());
+  c[0][1] = 3;
+  EXPECT_TRUE(all(r.call(c), Action::native));
+  EXPECT_TRUE(r.l[0].learning());
+}
+
+TEST(Learner, RandomChangesNeverRunAStalePlan) {
+  // Whatever the counts do, run_plan is returned only when every rank's counts equal those
+  // they had when the pattern was learned.
+  std::mt19937 rng(5);
+  const int n = 4;
+  Ranks r(n, 2);
+  std::vector<std::vector<Bytes>> c(n, std::vector<Bytes>(n, 1)), learned;
+  for (int call = 0; call < 5000; ++call) {
+    if (rng() % 5 == 0) {
+      c[rng() % n][rng() % n] = rng() % 3;
+    }
+    const auto acts = r.call(c);
+    ASSERT_TRUE(std::all_of(acts.begin(), acts.end(), [&](Action a) { return a == acts[0]; }));
+    if (acts[0] == Action::learn_and_run) {
+      learned = c;
+      for (auto& x : r.l) x.planned(true);
+    }
+    if (acts[0] == Action::run_plan) {
+      ASSERT_EQ(c, learned) << "call " << call;
+    }
+  }
+}
+
+TEST(ChooseAuto, DocumentedRule) {
+  using cs::core::CommMatrix;
+  EXPECT_EQ(cs::learn::choose_auto(CommMatrix(2)), "native");
+  std::vector<Bytes> ring(64, 0), skew(64, 0), dense(64, 5);
+  for (int i = 0; i < 8; ++i) ring[static_cast<std::size_t>(i * 8 + (i + 1) % 8)] = 100;
+  skew = ring;
+  skew[1] = 1000000;  // one message ~8x the mean and more
+  EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, ring)), "color");
+  EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, skew)), "rs_nh");
+  EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, dense)), "native");
+}
