@@ -1,0 +1,506 @@
+// The MPI side of commsched: per-communicator state, the per-call agreement, gathering the
+// learned matrix, planning and running plans over PMPI. Every collective this file issues is
+// issued by all ranks of the communicator in the same order, whatever happens locally: local
+// trouble becomes a vote, never a skipped collective (DESIGN.md "Agreement").
+#include "intercept/intercept.hpp"
+
+#include <boost/container/flat_map.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/comm_matrix.hpp"
+#include "core/log.hpp"
+#include "core/plan.hpp"
+#include "exec/program.hpp"
+#include "intercept/pmpi_transport.hpp"
+#include "intercept/report.hpp"
+#include "learn/choose.hpp"
+#include "learn/learner.hpp"
+#include "plan/registry.hpp"
+#include "settings/settings.hpp"
+
+namespace commsched::intercept {
+namespace {
+
+// A learned pattern: the global matrix, the chosen plan compiled for this rank, and its stats.
+struct Pattern {
+  core::CommMatrix matrix;
+  std::string strategy;          // "native" when it runs natively
+  std::size_t phases = 0;
+  exec::RankProgram program;
+  bool runnable = false;         // program can run (plan valid, sizes fit an int)
+  std::vector<std::uint8_t> staging;
+  PatternRecord record;
+};
+
+struct CommState {
+  MPI_Comm dup = MPI_COMM_NULL;  // private duplicate for all of the library's traffic
+  int rank = 0;
+  int size = 1;
+  bool native_only = false;
+  learn::Learner learner;
+  std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
+  Pattern* current = nullptr;
+  std::int64_t comm_root = 0, comm_serial = 0;
+  std::int64_t unlearned_calls = 0;
+  std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
+
+  explicit CommState(int learn_calls) : learner(learn_calls) {}
+};
+
+struct Global {
+  std::mutex mu;  // guards init/finalize and the map (calls are serialised below THREAD_MULTIPLE)
+  bool initialised = false;
+  bool active = false;  // false: pure pass-through
+  settings::Settings cfg;
+  std::vector<std::string> warnings;
+  int world_rank = 0;
+  std::int64_t comms_seen = 0;
+  boost::container::flat_map<MPI_Comm, std::unique_ptr<CommState>> comms;
+  std::vector<PatternRecord> retired;  // records of communicators already freed
+  std::int64_t retired_unlearned = 0;
+};
+
+Global& g() {
+  static Global* s = new Global;  // never destroyed: the application may call MPI at exit
+  return *s;
+}
+
+constexpr std::size_t kMaxPatternsPerComm = 64;
+
+double now() { return PMPI_Wtime(); }
+
+void copy_name(char (&dst)[32], std::string_view s) {
+  const std::size_t n = std::min(s.size(), sizeof dst - 1);
+  std::memcpy(dst, s.data(), n);
+  dst[n] = '\0';
+}
+void copy_note(char (&dst)[96], std::string_view s) {
+  const std::size_t n = std::min(s.size(), sizeof dst - 1);
+  std::memcpy(dst, s.data(), n);
+  dst[n] = '\0';
+}
+
+void setup(int provided) {
+  Global& s = g();
+  std::lock_guard lock(s.mu);
+  if (s.initialised) return;
+  s.initialised = true;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
+  try {
+    s.cfg = settings::from_environment(s.warnings);
+  } catch (...) {
+    s.cfg = settings::Settings{};
+    s.warnings.push_back("could not read the COMMSCHED_* settings; running native");
+    s.cfg.strategy = "native";
+  }
+  core::log_configure(s.cfg.log_level, s.world_rank, s.cfg.log_file);
+  // Settings are the same on every rank: say what is wrong once, from rank 0.
+  if (s.world_rank == 0)
+    for (const std::string& w : s.warnings) core::log_warn(w);
+  s.active = s.cfg.enable;
+  if (s.active && provided == MPI_THREAD_MULTIPLE) {
+    s.active = false;
+    core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
+  }
+  if (s.active)
+    core::log_info("commsched active: strategy " + s.cfg.strategy + ", learn after " +
+                   std::to_string(s.cfg.learn_calls) + " identical calls");
+}
+
+void ensure_setup() {
+  if (g().initialised) return;
+  int init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (!init || fin) return;
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  setup(provided);
+}
+
+// First Alltoallv on `comm` (collective there): private duplicate and a communicator id that
+// every member agrees on, for the report.
+CommState* state_for(MPI_Comm comm) {
+  Global& s = g();
+  auto it = s.comms.find(comm);
+  if (it != s.comms.end()) return it->second.get();
+  auto st = std::make_unique<CommState>(s.cfg.learn_calls);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    st->native_only = true;
+    core::log_info_once("intercomm", "intercommunicators run natively (one notice only)");
+  } else if (PMPI_Comm_dup(comm, &st->dup) != MPI_SUCCESS) {
+    st->native_only = true;
+    st->dup = MPI_COMM_NULL;
+    core::log_warn_once("dup", "cannot duplicate a communicator; its calls run natively");
+  } else {
+    PMPI_Comm_rank(st->dup, &st->rank);
+    PMPI_Comm_size(st->dup, &st->size);
+    std::int64_t id[2] = {s.world_rank, ++s.comms_seen};
+    PMPI_Bcast(id, 2, MPI_INT64_T, 0, st->dup);
+    st->comm_root = id[0];
+    st->comm_serial = id[1];
+  }
+  CommState* raw = st.get();
+  s.comms.emplace(comm, std::move(st));
+  return raw;
+}
+
+// Gathers every rank's row of non-zeros: each rank receives O(non-zeros), never n^2.
+bool gather_matrix(CommState& cs, core::CommMatrix& out) {
+  std::vector<std::uint64_t> mine;
+  for (int j = 0; j < cs.size; ++j)
+    if (cs.send_bytes[static_cast<std::size_t>(j)] != 0) {
+      mine.push_back(static_cast<std::uint64_t>(j));
+      mine.push_back(cs.send_bytes[static_cast<std::size_t>(j)]);
+    }
+  const int my_count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(cs.size)), displs(counts.size());
+  PMPI_Allgather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, cs.dup);
+  long long total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = static_cast<int>(total);
+    total += counts[i];
+  }
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(total));
+  PMPI_Allgatherv(mine.data(), my_count, MPI_UINT64_T, all.data(), counts.data(), displs.data(),
+                  MPI_UINT64_T, cs.dup);
+  out = core::CommMatrix(cs.size);
+  for (int i = 0; i < cs.size; ++i) {
+    std::vector<core::Entry> row;
+    const auto first = static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]);
+    for (int k = 0; k < counts[static_cast<std::size_t>(i)]; k += 2)
+      row.push_back({static_cast<Rank>(all[first + static_cast<std::size_t>(k)]),
+                     all[first + static_cast<std::size_t>(k) + 1]});
+    if (!out.set_row(i, std::move(row))) return false;
+  }
+  return true;
+}
+
+plan::Options plan_options(const settings::Settings& cfg) {
+  plan::Options o;
+  o.seed = cfg.seed;
+  o.lambda_rule = cfg.rsnh_lambda;
+  o.lambda_fixed = cfg.rsnh_lambda_fixed;
+  o.barrier_between_phases = cfg.lp_barrier;
+  return o;
+}
+
+// Plans a freshly gathered matrix on this rank (every rank computes the same). Returns the
+// pattern; `ok` is this rank's verdict whether it can run it.
+Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, bool& ok) {
+  Global& s = g();
+  // A pattern seen before on this communicator keeps its plan and its report entry.
+  for (auto& p : cs.patterns)
+    if (p->matrix == m) {
+      ok = true;
+      return p.get();
+    }
+  if (cs.patterns.size() >= kMaxPatternsPerComm) cs.patterns.erase(cs.patterns.begin());
+  auto p = std::make_unique<Pattern>();
+  p->matrix = std::move(m);
+  // This rank's receive counts must be the matrix column, or the user's counts disagree
+  // across ranks (native MPI would report that, so leave it to native).
+  bool consistent = true;
+  for (int j = 0; j < cs.size; ++j)
+    if (p->matrix.at(j, cs.rank) != cs.recv_bytes[static_cast<std::size_t>(j)]) consistent = false;
+  std::string id = s.cfg.strategy;
+  if (id == "auto") id = std::string(learn::choose_auto(p->matrix));
+  const plan::Strategy* strat = plan::find_strategy(id);
+  PatternRecord& r = p->record;
+  r.comm_root = cs.comm_root;
+  r.comm_serial = cs.comm_serial;
+  r.pattern = static_cast<std::int64_t>(cs.patterns.size());
+  r.comm_size = cs.size;
+  r.nonzeros = static_cast<std::int64_t>(p->matrix.nonzeros());
+  r.bytes = static_cast<std::int64_t>(p->matrix.total_bytes());
+  p->strategy = "native";
+  if (!consistent) {
+    copy_note(r.note, "receive counts disagree with the senders' counts");
+  } else if (strat && strat->plan) {
+    core::Plan plan = strat->plan(p->matrix, plan_options(s.cfg));
+    const core::Validation v = core::validate(plan, p->matrix);
+    if (!v.ok) {
+      core::log_warn_once("invalid-plan-" + id, "strategy " + id + " made an invalid plan (" +
+                                                    v.error + "); running native");
+      copy_note(r.note, "invalid plan: " + v.error);
+    } else {
+      p->program = exec::compile(plan, p->matrix, cs.rank);
+      bool fits = true;  // MPI counts are ints
+      for (const exec::Step& st : p->program.steps) {
+        for (const exec::Op& op : st.sends) fits = fits && op.bytes <= INT_MAX;
+        for (const exec::Op& op : st.recvs) fits = fits && op.bytes <= INT_MAX;
+      }
+      if (fits) {
+        p->staging.resize(p->program.staging_bytes);
+        p->strategy = id;
+        p->phases = plan.phases.size();
+        p->runnable = true;
+      } else {
+        copy_note(r.note, "a message exceeds 2 GiB");
+      }
+    }
+  } else if (id != "native") {
+    copy_note(r.note, "unknown strategy");
+  }
+  copy_name(r.strategy, p->strategy);
+  r.phases = static_cast<std::int64_t>(p->phases);
+  ok = consistent;
+  cs.patterns.push_back(std::move(p));
+  core::log_debug("learned a pattern on a " + std::to_string(cs.size) + "-rank communicator: " +
+                  std::to_string(cs.patterns.back()->matrix.nonzeros()) + " non-zeros, strategy " +
+                  cs.patterns.back()->strategy);
+  return cs.patterns.back().get();
+}
+
+// Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte
+// offsets, for in-place sends and for split messages of non-contiguous types.
+bool pack_side(Side& side, int n, const std::vector<Bytes>& bytes, MPI_Comm comm, bool fill) {
+  side.packed = true;
+  side.packed_offset.assign(static_cast<std::size_t>(n), 0);
+  std::size_t total = 0;
+  for (int j = 0; j < n; ++j) {
+    side.packed_offset[static_cast<std::size_t>(j)] = total;
+    total += bytes[static_cast<std::size_t>(j)];
+  }
+  side.packed_bytes.resize(total);
+  if (!fill) return true;
+  for (int j = 0; j < n; ++j) {
+    const auto u = static_cast<std::size_t>(j);
+    if (bytes[u] == 0) continue;
+    int pos = 0;
+    if (PMPI_Pack(side.base + side.displs[u] * side.extent, side.counts[u], side.type,
+                  side.packed_bytes.data() + side.packed_offset[u], static_cast<int>(bytes[u]), &pos,
+                  comm) != MPI_SUCCESS ||
+        static_cast<Bytes>(pos) != bytes[u])
+      return false;
+  }
+  return true;
+}
+
+bool unpack_side(Side& side, int n, const std::vector<Bytes>& bytes, MPI_Comm comm) {
+  for (int j = 0; j < n; ++j) {
+    const auto u = static_cast<std::size_t>(j);
+    if (bytes[u] == 0) continue;
+    int pos = 0;
+    if (PMPI_Unpack(side.packed_bytes.data() + side.packed_offset[u], static_cast<int>(bytes[u]),
+                    &pos, side.base + side.displs[u] * side.extent, side.counts[u], side.type,
+                    comm) != MPI_SUCCESS)
+      return false;
+  }
+  return true;
+}
+
+// Readies this call's buffers for `p`'s program: in-place sends and split messages of
+// non-contiguous datatypes go through packed copies.
+bool prepare(CommState& cs, const Pattern& p, bool in_place, Side& send, Side& recv) {
+  const exec::RankProgram& prog = p.program;
+  if (in_place || (prog.sends_partial && !send.contiguous))
+    if (!pack_side(send, cs.size, cs.send_bytes, cs.dup, true)) return false;
+  if (prog.recvs_partial && !recv.contiguous)
+    if (!pack_side(recv, cs.size, cs.recv_bytes, cs.dup, false)) return false;
+  return true;
+}
+
+int run_native(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+               void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+               MPI_Comm comm, double& seconds) {
+  const double t0 = now();
+  const int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+  seconds = now() - t0;
+  return rc;
+}
+
+}  // namespace
+
+int init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    setup(provided);
+  }
+  return rc;
+}
+
+int init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) setup(*provided);
+  return rc;
+}
+
+void after_init(int provided) {
+  try {
+    setup(provided);
+  } catch (...) {
+  }
+}
+
+void forget_comm(MPI_Comm comm) {
+  try {
+    Global& s = g();
+    auto it = s.comms.find(comm);
+    if (it == s.comms.end()) return;
+    CommState& cs = *it->second;
+    for (const auto& p : cs.patterns) s.retired.push_back(p->record);
+    s.retired_unlearned += cs.unlearned_calls;
+    if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
+    s.comms.erase(it);
+  } catch (...) {
+  }
+}
+
+int comm_free(MPI_Comm* comm) {
+  if (comm) forget_comm(*comm);
+  return PMPI_Comm_free(comm);
+}
+
+void before_finalize() {
+  try {
+    Global& s = g();
+    if (!s.initialised || !s.active) return;
+    std::vector<PatternRecord> recs = s.retired;
+    ReportHeader h;
+    h.unlearned_calls = s.retired_unlearned;
+    for (const auto& [comm, cs] : s.comms) {
+      for (const auto& p : cs->patterns) recs.push_back(p->record);
+      h.unlearned_calls += cs->unlearned_calls;
+    }
+    PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
+    h.strategy_setting = s.cfg.strategy;
+    h.warnings = s.warnings;
+    write_report(MPI_COMM_WORLD, recs, h, s.cfg.report_path,
+                 s.cfg.log_level >= core::LogLevel::warn);
+    s.active = false;  // nothing after finalize
+  } catch (...) {
+  }
+}
+
+int finalize() {
+  before_finalize();
+  return PMPI_Finalize();
+}
+
+int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+              void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+              MPI_Comm comm) {
+  ensure_setup();
+  Global& s = g();
+  if (!s.active || comm == MPI_COMM_NULL)
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm);
+  double seconds = 0;
+  try {
+    CommState* csp = state_for(comm);
+    CommState& cs = *csp;
+    if (cs.native_only || s.cfg.strategy == "native") {
+      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm, seconds);
+      ++cs.unlearned_calls;
+      return rc;
+    }
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    Side send, recv;
+    recv.base = static_cast<char*>(recvbuf);
+    recv.counts = recvcounts;
+    recv.displs = rdispls;
+    recv.type = recvtype;
+    if (in_place) {
+      send = recv;  // in place: outgoing data sits in the receive buffer, same counts and type
+    } else {
+      send.base = static_cast<char*>(const_cast<void*>(sendbuf));
+      send.counts = sendcounts;
+      send.displs = sdispls;
+      send.type = sendtype;
+    }
+    bool can_run = describe_type(send) && describe_type(recv);
+    const auto n = static_cast<std::size_t>(cs.size);
+    cs.send_bytes.resize(n);
+    cs.recv_bytes.resize(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      cs.send_bytes[j] = static_cast<Bytes>(std::max(send.counts[j], 0)) *
+                         static_cast<Bytes>(std::max(send.type_size, 0));
+      cs.recv_bytes[j] = static_cast<Bytes>(std::max(recv.counts[j], 0)) *
+                         static_cast<Bytes>(std::max(recv.type_size, 0));
+    }
+    // Local preparation happens before the agreement, so a failure here is a vote, never a rank
+    // backing out of a schedule the others run.
+    if (can_run && cs.learner.optimised() && cs.current && cs.current->runnable)
+      can_run = prepare(cs, *cs.current, in_place, send, recv);
+    const double t0 = now();
+    // One small agreement per call: the learning streak, or "my counts are the learned ones".
+    const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, can_run);
+    std::int64_t agreed = 0;
+    int rc = PMPI_Allreduce(&vote, &agreed, 1, MPI_INT64_T, MPI_MIN, cs.dup);
+    if (rc != MPI_SUCCESS) agreed = 0;
+    learn::Action action = cs.learner.decide(agreed);
+    if (cs.learner.learning()) cs.current = nullptr;
+    if (action == learn::Action::learn_and_run) {
+      core::CommMatrix m;
+      bool ok = gather_matrix(cs, m);
+      Pattern* p = nullptr;
+      if (ok) {
+        try {
+          p = learn_pattern(cs, std::move(m), ok);
+          if (ok && p->runnable) ok = can_run && prepare(cs, *p, in_place, send, recv);
+        } catch (const std::bad_alloc&) {
+          ok = false;
+        }
+      }
+      int mine = ok ? 1 : 0, all = 0;
+      PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, cs.dup);
+      const bool run = all == 1 && p && p->runnable;
+      cs.current = (all == 1) ? p : nullptr;
+      cs.learner.planned(run);
+      action = run ? learn::Action::run_plan : learn::Action::native;
+      if (p && all == 1)
+        core::log_info_once("learned-" + std::to_string(cs.comm_serial) + "-" +
+                                std::to_string(p->record.pattern),
+                            "learned a " + std::to_string(cs.size) + "-rank pattern (" +
+                                std::to_string(p->matrix.nonzeros()) + " messages, " +
+                                std::to_string(p->matrix.total_bytes()) + " bytes): strategy " +
+                                p->strategy + ", " + std::to_string(p->phases) + " phases");
+    }
+    Pattern* p = cs.current;
+    if (action == learn::Action::run_plan && p) {
+      PmpiTransport t(cs.dup, cs.rank, send, recv, p->staging.data());
+      exec::run(p->program, t);
+      rc = t.error();
+      if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
+        rc = MPI_ERR_INTERN;
+      ++p->record.calls;
+      ++p->record.calls_optimised;
+      p->record.time_optimised_s += now() - t0;
+      return rc;
+    }
+    rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm, seconds);
+    if (p && cs.learner.pinned_native()) {
+      ++p->record.calls;
+      p->record.time_native_s += now() - t0;
+    } else {
+      ++cs.unlearned_calls;
+    }
+    return rc;
+  } catch (...) {
+    // Local steps that can throw (allocation) sit before the agreement or inside the planning
+    // that the second agreement covers; reaching here means memory ran out elsewhere.
+    core::log_warn_once("exception", "internal error in MPI_Alltoallv; this call runs natively");
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm);
+  }
+}
+
+}  // namespace commsched::intercept

@@ -1,0 +1,21 @@
+#pragma once
+/// The glue the wrappers call: plain values in, PMPI return codes out. Never throws.
+#include <mpi.h>
+
+namespace commsched::intercept {
+
+int init(int* argc, char*** argv);
+int init_thread(int* argc, char*** argv, int required, int* provided);
+/// For entry points (Fortran) that initialised MPI themselves: set up the library.
+void after_init(int provided_thread_level);
+/// Writes the report; call before PMPI_Finalize.
+void before_finalize();
+int finalize();
+int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+              void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+              MPI_Comm comm);
+/// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
+void forget_comm(MPI_Comm comm);
+int comm_free(MPI_Comm* comm);
+
+}  // namespace commsched::intercept

@@ -1,0 +1,122 @@
+#include "intercept/pmpi_transport.hpp"
+
+#include <cstring>
+
+namespace commsched::intercept {
+
+bool describe_type(Side& s) {
+  MPI_Aint lb = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_get_extent(s.type, &lb, &s.extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_true_extent(s.type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_size(s.type, &s.type_size) != MPI_SUCCESS) return false;
+  s.contiguous = lb == 0 && true_lb == 0 && s.extent == s.type_size && true_extent == s.type_size;
+  return true;
+}
+
+std::uint8_t* PmpiTransport::bytes_at(const exec::Segment& s) const {
+  switch (s.area) {
+    case exec::Area::staging:
+      return staging_ + s.offset;
+    case exec::Area::send_msg:
+    case exec::Area::recv_msg: {
+      const Side& side = s.area == exec::Area::send_msg ? send_ : recv_;
+      const auto peer = static_cast<std::size_t>(s.peer);
+      if (side.packed) return const_cast<std::uint8_t*>(side.packed_bytes.data()) +
+                              side.packed_offset[peer] + s.offset;
+      return reinterpret_cast<std::uint8_t*>(side.base + side.displs[peer] * side.extent) +
+             s.offset;
+    }
+  }
+  return nullptr;
+}
+
+void PmpiTransport::post_recv(std::size_t step, const exec::Op& op) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (op.segments.size() == 1) {
+    const exec::Segment& s = op.segments.front();
+    if (s.area == exec::Area::recv_msg && s.whole && !recv_.packed) {
+      // Straight into the user's buffer with the user's datatype.
+      const auto peer = static_cast<std::size_t>(s.peer);
+      check(PMPI_Irecv(recv_.base + recv_.displs[peer] * recv_.extent, recv_.counts[peer],
+                       recv_.type, op.peer, tag_for(step), comm_, &req));
+    } else {
+      check(PMPI_Irecv(bytes_at(s), static_cast<int>(s.length), MPI_BYTE, op.peer, tag_for(step),
+                       comm_, &req));
+    }
+  } else {
+    scatters_.push_back({std::vector<std::uint8_t>(op.bytes), &op});
+    check(PMPI_Irecv(scatters_.back().buffer.data(), static_cast<int>(op.bytes), MPI_BYTE, op.peer,
+                     tag_for(step), comm_, &req));
+  }
+  requests_.push_back(req);
+}
+
+void PmpiTransport::post_send(std::size_t step, const exec::Op& op) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (op.segments.size() == 1) {
+    const exec::Segment& s = op.segments.front();
+    if (s.area == exec::Area::send_msg && s.whole && !send_.packed) {
+      const auto peer = static_cast<std::size_t>(s.peer);
+      check(PMPI_Isend(send_.base + send_.displs[peer] * send_.extent, send_.counts[peer],
+                       send_.type, op.peer, tag_for(step), comm_, &req));
+    } else {
+      check(PMPI_Isend(bytes_at(s), static_cast<int>(s.length), MPI_BYTE, op.peer, tag_for(step),
+                       comm_, &req));
+    }
+  } else {
+    std::vector<std::uint8_t> buf;
+    buf.reserve(op.bytes);
+    for (const exec::Segment& s : op.segments) {
+      const std::uint8_t* p = bytes_at(s);
+      buf.insert(buf.end(), p, p + s.length);
+    }
+    gathers_.push_back(std::move(buf));
+    check(PMPI_Isend(gathers_.back().data(), static_cast<int>(op.bytes), MPI_BYTE, op.peer,
+                     tag_for(step), comm_, &req));
+  }
+  requests_.push_back(req);
+}
+
+void PmpiTransport::copy_local(const exec::LocalCopy& c) {
+  if (c.from.size() == 1 && c.to.size() == 1 && c.from[0].whole && c.to[0].whole &&
+      c.from[0].area == exec::Area::send_msg && c.to[0].area == exec::Area::recv_msg &&
+      !send_.packed && !recv_.packed && !(send_.contiguous && recv_.contiguous)) {
+    // A whole self message between datatypes: let MPI convert, exactly as native would.
+    const auto sp = static_cast<std::size_t>(c.from[0].peer);
+    const auto rp = static_cast<std::size_t>(c.to[0].peer);
+    check(PMPI_Sendrecv(send_.base + send_.displs[sp] * send_.extent, send_.counts[sp], send_.type,
+                        rank_, 32001, recv_.base + recv_.displs[rp] * recv_.extent,
+                        recv_.counts[rp], recv_.type, rank_, 32001, comm_, MPI_STATUS_IGNORE));
+    return;
+  }
+  // Byte copy through a scratch buffer (sources and sinks may overlap in staging).
+  std::vector<std::uint8_t> buf;
+  for (const exec::Segment& s : c.from) {
+    const std::uint8_t* p = bytes_at(s);
+    buf.insert(buf.end(), p, p + s.length);
+  }
+  std::size_t pos = 0;
+  for (const exec::Segment& s : c.to) {
+    std::memcpy(bytes_at(s), buf.data() + pos, s.length);
+    pos += s.length;
+  }
+}
+
+void PmpiTransport::wait_all() {
+  if (!requests_.empty())
+    check(PMPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+  requests_.clear();
+  for (Scatter& sc : scatters_) {
+    std::size_t pos = 0;
+    for (const exec::Segment& s : sc.op->segments) {
+      std::memcpy(bytes_at(s), sc.buffer.data() + pos, s.length);
+      pos += s.length;
+    }
+  }
+  scatters_.clear();
+  gathers_.clear();
+}
+
+void PmpiTransport::barrier() { check(PMPI_Barrier(comm_)); }
+
+}  // namespace commsched::intercept

@@ -1,0 +1,128 @@
+#include "intercept/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "core/log.hpp"
+
+namespace commsched::intercept {
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<PatternRecord> merge(const std::vector<PatternRecord>& all) {
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, PatternRecord> by_key;
+  for (const PatternRecord& r : all) {
+    auto [it, fresh] = by_key.try_emplace({r.comm_root, r.comm_serial, r.pattern}, r);
+    if (fresh) continue;
+    PatternRecord& m = it->second;
+    m.calls = std::max(m.calls, r.calls);
+    m.calls_optimised = std::max(m.calls_optimised, r.calls_optimised);
+    m.time_native_s = std::max(m.time_native_s, r.time_native_s);
+    m.time_optimised_s = std::max(m.time_optimised_s, r.time_optimised_s);
+  }
+  std::vector<PatternRecord> out;
+  for (auto& [key, r] : by_key) out.push_back(r);
+  return out;
+}
+
+std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
+  std::ostringstream o;
+  o.precision(9);
+  o << "{\"commsched_version\":\"0.1.0\",\"ranks\":" << h.ranks
+    << ",\"strategy_setting\":" << json_string(h.strategy_setting)
+    << ",\"unlearned_calls\":" << h.unlearned_calls << ",\"patterns\":[";
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const PatternRecord& r = recs[i];
+    o << (i ? "," : "") << "{\"comm\":\"" << r.comm_root << "." << r.comm_serial
+      << "\",\"pattern\":" << r.pattern << ",\"comm_size\":" << r.comm_size
+      << ",\"calls\":" << r.calls << ",\"calls_optimised\":" << r.calls_optimised
+      << ",\"nonzeros\":" << r.nonzeros << ",\"bytes\":" << r.bytes
+      << ",\"strategy\":" << json_string(r.strategy) << ",\"phases\":" << r.phases
+      << ",\"time_native_s\":" << r.time_native_s
+      << ",\"time_optimised_s\":" << r.time_optimised_s
+      << ",\"note\":" << json_string(r.note) << "}";
+  }
+  o << "],\"warnings\":[";
+  for (std::size_t i = 0; i < h.warnings.size(); ++i)
+    o << (i ? "," : "") << json_string(h.warnings[i]);
+  o << "]}\n";
+  return o.str();
+}
+
+void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
+  std::fprintf(stderr, "[commsched] report: %zu learned pattern(s), strategy setting '%s', %lld unlearned call(s)\n",
+               recs.size(), h.strategy_setting.c_str(), static_cast<long long>(h.unlearned_calls));
+  for (const PatternRecord& r : recs) {
+    std::fprintf(stderr,
+                 "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"
+                 " strategy %s, %lld phases; %lld calls, %lld optimised;"
+                 " native %.6f s, optimised %.6f s%s%s\n",
+                 static_cast<long long>(r.comm_root), static_cast<long long>(r.comm_serial),
+                 static_cast<long long>(r.pattern), static_cast<long long>(r.comm_size),
+                 static_cast<long long>(r.nonzeros), static_cast<long long>(r.bytes), r.strategy,
+                 static_cast<long long>(r.phases), static_cast<long long>(r.calls),
+                 static_cast<long long>(r.calls_optimised), r.time_native_s, r.time_optimised_s,
+                 r.note[0] ? "; " : "", r.note);
+  }
+}
+
+}  // namespace
+
+void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const ReportHeader& header,
+                  const std::string& json_path, bool print) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(world, &rank);
+  PMPI_Comm_size(world, &size);
+  const int my_bytes = static_cast<int>(mine.size() * sizeof(PatternRecord));
+  std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  PMPI_Gather(&my_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world);
+  std::vector<int> displs(counts.size());
+  int total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = total;
+    total += counts[i];
+  }
+  std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
+  PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
+               0, world);
+  if (rank != 0) return;
+  const std::vector<PatternRecord> recs = merge(all);
+  if (print) print_summary(recs, header);
+  if (json_path.empty()) return;
+  const std::string tmp = json_path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << to_json(recs, header);
+    if (!f) {
+      core::log_warn("cannot write COMMSCHED_REPORT '" + json_path + "'; no JSON report written");
+      std::remove(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), json_path.c_str()) != 0) {
+    core::log_warn("cannot write COMMSCHED_REPORT '" + json_path + "'; no JSON report written");
+    std::remove(tmp.c_str());
+  }
+}
+
+}  // namespace commsched::intercept

@@ -1,0 +1,41 @@
+#pragma once
+/// What the library tells the user at MPI_Finalize: one record per learned pattern, merged over
+/// all ranks on world rank 0 (calls from any rank, times as the maximum over ranks).
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commsched::intercept {
+
+/// Plain bytes so records travel in one PMPI_Gatherv.
+struct PatternRecord {
+  std::int64_t comm_root = 0;     ///< world rank of the communicator's rank 0
+  std::int64_t comm_serial = 0;   ///< that rank's count of communicators it saw
+  std::int64_t pattern = 0;       ///< index of the pattern within its communicator
+  std::int64_t comm_size = 0;
+  std::int64_t calls = 0;
+  std::int64_t calls_optimised = 0;
+  std::int64_t nonzeros = 0;
+  std::int64_t bytes = 0;
+  std::int64_t phases = 0;
+  double time_native_s = 0;
+  double time_optimised_s = 0;
+  char strategy[32] = {};
+  char note[96] = {};             ///< why a pattern stayed native, when it did
+};
+
+struct ReportHeader {
+  int ranks = 0;
+  std::string strategy_setting;
+  std::vector<std::string> warnings;
+  std::int64_t unlearned_calls = 0;  ///< native calls that never became part of a pattern
+};
+
+/// Collective over `world`: gathers every rank's records to rank 0, which prints the summary
+/// to stderr and, when `json_path` is not empty, writes the JSON report there.
+void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const ReportHeader& header,
+                  const std::string& json_path, bool print_summary);
+
+}  // namespace commsched::intercept

@@ -1,0 +1,16 @@
+#pragma once
+// The one list of MPI functions commsched intercepts. Each line names the C function and its
+// Fortran name (lower case); c_wrappers.cpp defines the C entry points and fortran_wrappers.cpp
+// every Fortran mangling (name_, name__, name, NAME, and name_f08_ for `use mpi_f08`) from it.
+//
+//   X(C name,        fortran name,     fortran arguments,                    forwarded args)
+#define COMMSCHED_INTERCEPTED(X)                                                               \
+  X(MPI_Init, mpi_init, (MPI_Fint * ierr), (ierr))                                             \
+  X(MPI_Init_thread, mpi_init_thread, (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr), \
+    (required, provided, ierr))                                                                \
+  X(MPI_Finalize, mpi_finalize, (MPI_Fint * ierr), (ierr))                                     \
+  X(MPI_Comm_free, mpi_comm_free, (MPI_Fint * comm, MPI_Fint * ierr), (comm, ierr))            \
+  X(MPI_Alltoallv, mpi_alltoallv,                                                              \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr), \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr))
