@@ -1,7 +1,9 @@
 #pragma once
 // The one list of MPI functions commsched intercepts. Each line names the C function and its
 // Fortran name (lower case); c_wrappers.cpp defines the C entry points and fortran_wrappers.cpp
-// every Fortran mangling (name_, name__, name, NAME, and name_f08_ for `use mpi_f08`) from it.
+// every Fortran mangling (name_, name__, name, NAME, and name_f08_ for `use mpi_f08`) from it
+// for Open MPI, whose Fortran layer calls PMPI_* directly. MPICH's Fortran reaches the C entry
+// points except mpi_f08's Finalize, wrapped in mpich_f08_wrappers.cpp.
 //
 //   X(C name,        fortran name,     fortran arguments,                    forwarded args)
 #define COMMSCHED_INTERCEPTED(X)                                                               \

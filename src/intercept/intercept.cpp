@@ -52,6 +52,9 @@ struct CommState {
   Pattern* current = nullptr;
   std::int64_t comm_root = 0, comm_serial = 0;
   std::int64_t unlearned_calls = 0;
+  // Native calls of the current learning streak: they become the pattern's once it is learned.
+  std::int64_t streak_calls = 0;
+  double streak_seconds = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
 
   explicit CommState(int learn_calls) : learner(learn_calls) {}
@@ -355,7 +358,7 @@ void forget_comm(MPI_Comm comm) {
     if (it == s.comms.end()) return;
     CommState& cs = *it->second;
     for (const auto& p : cs.patterns) s.retired.push_back(p->record);
-    s.retired_unlearned += cs.unlearned_calls;
+    s.retired_unlearned += cs.unlearned_calls + cs.streak_calls;
     if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
     s.comms.erase(it);
   } catch (...) {
@@ -376,7 +379,7 @@ void before_finalize() {
     h.unlearned_calls = s.retired_unlearned;
     for (const auto& [comm, cs] : s.comms) {
       for (const auto& p : cs->patterns) recs.push_back(p->record);
-      h.unlearned_calls += cs->unlearned_calls;
+      h.unlearned_calls += cs->unlearned_calls + cs->streak_calls;
     }
     PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
     h.strategy_setting = s.cfg.strategy;
@@ -442,6 +445,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     const double t0 = now();
     // One small agreement per call: the learning streak, or "my counts are the learned ones".
     const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, can_run);
+    if (cs.learner.learning() && cs.learner.streak() == 1) {
+      cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
+      cs.streak_calls = 0;
+      cs.streak_seconds = 0;
+    }
     std::int64_t agreed = 0;
     int rc = PMPI_Allreduce(&vote, &agreed, 1, MPI_INT64_T, MPI_MIN, cs.dup);
     if (rc != MPI_SUCCESS) agreed = 0;
@@ -462,6 +470,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       int mine = ok ? 1 : 0, all = 0;
       PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, cs.dup);
       const bool run = all == 1 && p && p->runnable;
+      if (p) {
+        p->record.calls += cs.streak_calls;
+        p->record.time_native_s += cs.streak_seconds;
+      }
+      cs.streak_calls = 0;
+      cs.streak_seconds = 0;
       cs.current = (all == 1) ? p : nullptr;
       cs.learner.planned(run);
       action = run ? learn::Action::run_plan : learn::Action::native;
@@ -490,6 +504,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (p && cs.learner.pinned_native()) {
       ++p->record.calls;
       p->record.time_native_s += now() - t0;
+    } else if (cs.learner.learning()) {
+      ++cs.streak_calls;
+      cs.streak_seconds += now() - t0;
     } else {
       ++cs.unlearned_calls;
     }

@@ -76,12 +76,16 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
     std::fprintf(stderr,
                  "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"
                  " strategy %s, %lld phases; %lld calls, %lld optimised;"
-                 " native %.6f s, optimised %.6f s%s%s\n",
+                 " native %.3g s/call, optimised %.3g s/call%s%s\n",
                  static_cast<long long>(r.comm_root), static_cast<long long>(r.comm_serial),
                  static_cast<long long>(r.pattern), static_cast<long long>(r.comm_size),
                  static_cast<long long>(r.nonzeros), static_cast<long long>(r.bytes), r.strategy,
                  static_cast<long long>(r.phases), static_cast<long long>(r.calls),
-                 static_cast<long long>(r.calls_optimised), r.time_native_s, r.time_optimised_s,
+                 static_cast<long long>(r.calls_optimised),
+                 r.calls > r.calls_optimised
+                     ? r.time_native_s / static_cast<double>(r.calls - r.calls_optimised)
+                     : 0.0,
+                 r.calls_optimised ? r.time_optimised_s / static_cast<double>(r.calls_optimised) : 0.0,
                  r.note[0] ? "; " : "", r.note);
   }
 }

@@ -8,7 +8,7 @@ namespace commsched::learn {
 std::string_view choose_auto(const core::CommMatrix& m) {
   const auto n = static_cast<std::size_t>(m.size());
   if (n <= 2 || m.nonzeros() == 0) return "native";
-  if (2 * m.max_degree() > n) return "native";
+  if (2 * m.nonzeros() > n * n) return "native";
   std::vector<Bytes> sizes;
   sizes.reserve(m.nonzeros());
   for (Rank i = 0; i < m.size(); ++i)

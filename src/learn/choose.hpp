@@ -7,8 +7,8 @@
 namespace commsched::learn {
 
 /// The strategy id `auto` picks for `m`:
-///  - `native` for 1-2 ranks, an empty matrix, or a dense one (some rank talks to more than
-///    half the ranks): the MPI library's own algorithms are tuned for those;
+///  - `native` for 1-2 ranks, an empty matrix, or a dense one (more than half of all ordered
+///    pairs exchange data): the MPI library's own algorithms are tuned for those;
 ///  - `rs_nh` when message sizes are skewed (largest >= 8x the median): it splits the large ones
 ///    so phases stay balanced (paper 000 §5.2);
 ///  - `color` otherwise: the fewest contention-free phases, exactly Δ.

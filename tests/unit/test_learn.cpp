@@ -126,4 +126,8 @@ TEST(ChooseAuto, DocumentedRule) {
   EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, ring)), "color");
   EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, skew)), "rs_nh");
   EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, dense)), "native");
+  // One hot receiver does not make a pattern dense.
+  std::vector<Bytes> hot = ring;
+  for (int i = 1; i < 8; ++i) hot[static_cast<std::size_t>(i * 8)] = 100;
+  EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, hot)), "color");
 }
