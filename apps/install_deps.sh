@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages commsched needs to build, demo and test (both MPI flavours).
+# Skips apt-get entirely when everything is already there, so it also works without root then.
+set -euo pipefail
+packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+          gfortran python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[install] all packages present"
+  exit 0
+fi
+echo "[install] installing: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
