@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Runs an MPI launch command with libcommsched preloaded, as a user would, then checks what the
+# library reported. Used by tests/mpi/CMakeLists.txt; usable by hand:
+#
+#   run_preloaded.sh --lib build/wrappers/libcommsched.so --report /tmp/r.json \
+#       --set COMMSCHED_STRATEGY=rs_nh --expect-strategy rs_nh \
+#       -- mpirun -np 4 ./alltoallv_check
+#
+# Options (all before "--"):
+#   --lib PATH               library to preload (required)
+#   --report FILE            sets COMMSCHED_REPORT=FILE (the file is removed before the run)
+#   --set VAR=VALUE          sets one COMMSCHED_* variable (repeatable). Every other COMMSCHED_*
+#                            variable inherited from the caller is removed, so runs are hermetic.
+#   --expect-strategy X      X = a strategy id: some pattern ran optimised with strategy X;
+#                            any: some pattern ran optimised; none: no pattern ran optimised
+#   --expect-optimised yes|no
+#   --require-report         the report must exist and parse (implied by the two above)
+#   --expect-warning REGEX   exactly one stderr line matches both /warning/i and REGEX
+#   --expect-output REGEX    some stdout line matches REGEX
+#
+# LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
+# on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
+# itself never calls MPI_Init, so the library stays inert in it. The command runs under
+# `timeout` so a deadlocked schedule fails the test instead of hanging it.
+set -u
+
+die() { echo "run_preloaded: $*" >&2; exit 2; }
+
+lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
+require_report=0
+sets=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --lib) lib="${2-}"; shift 2 ;;
+    --report) report="${2-}"; shift 2 ;;
+    --set) [[ "${2-}" == COMMSCHED_*=* ]] || die "--set needs COMMSCHED_VAR=VALUE, not '${2-}'"
+           sets+=("$2"); shift 2 ;;
+    --expect-strategy) expect_strategy="${2-}"; require_report=1; shift 2 ;;
+    --expect-optimised) expect_optimised="${2-}"; require_report=1; shift 2 ;;
+    --require-report) require_report=1; shift ;;
+    --expect-warning) expect_warning="${2-}"; shift 2 ;;
+    --expect-output) expect_output="${2-}"; shift 2 ;;
+    --) shift; break ;;
+    *) die "unknown option '$1'" ;;
+  esac
+done
+[[ $# -gt 0 ]] || die "no command after --"
+[[ -n "$lib" ]] || die "--lib is required"
+[[ -f "$lib" ]] || die "library '$lib' not found"
+[[ -z "$expect_optimised" || "$expect_optimised" == yes || "$expect_optimised" == no ]] \
+  || die "--expect-optimised takes yes or no"
+if [[ $require_report -eq 1 && -z "$report" ]]; then die "report expectations need --report"; fi
+
+# Hermetic environment: drop inherited COMMSCHED_* settings, then apply ours.
+while IFS= read -r name; do unset "$name"; done < <(compgen -e | grep '^COMMSCHED_' || true)
+for kv in "${sets[@]+"${sets[@]}"}"; do export "${kv%%=*}=${kv#*=}"; done
+if [[ -n "$report" ]]; then
+  export COMMSCHED_REPORT="$report"
+  rm -f -- "$report" 2>/dev/null
+fi
+
+tmp="$(mktemp -d)" || die "mktemp failed"
+trap 'rm -rf -- "$tmp"' EXIT
+
+echo "run_preloaded: LD_PRELOAD=$lib $(compgen -e | grep '^COMMSCHED_' | while read -r v; do printf '%s=%s ' "$v" "${!v}"; done)"
+echo "run_preloaded: $*"
+timeout --kill-after=10 100 env LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$@" \
+  >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+cat "$tmp/stdout"
+cat "$tmp/stderr" >&2
+
+fail=0
+if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+  echo "run_preloaded: FAIL: timed out (deadlock?)" >&2; fail=1
+elif [[ $rc -ne 0 ]]; then
+  echo "run_preloaded: FAIL: command exited with $rc" >&2; fail=1
+fi
+
+if [[ -n "$expect_output" ]] && ! grep -Eq -- "$expect_output" "$tmp/stdout"; then
+  echo "run_preloaded: FAIL: no stdout line matches /$expect_output/" >&2; fail=1
+fi
+
+if [[ -n "$expect_warning" ]]; then
+  n=$(grep -i 'warning' "$tmp/stderr" | grep -Ec -- "$expect_warning")
+  if [[ "$n" -ne 1 ]]; then
+    echo "run_preloaded: FAIL: expected exactly 1 warning line matching /$expect_warning/, got $n" >&2
+    fail=1
+  fi
+fi
+
+if [[ -n "$report" && ( $require_report -eq 1 || -e "$report" ) ]]; then
+  "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" <<'EOF' || fail=1
+import json, sys
+path, strategy, optimised, required = sys.argv[1:5]
+try:
+    with open(path) as f:
+        report = json.load(f)
+except FileNotFoundError:
+    print(f"run_preloaded: FAIL: no report at {path}", file=sys.stderr)
+    sys.exit(1)
+except ValueError as e:
+    print(f"run_preloaded: FAIL: report {path} is not valid JSON: {e}", file=sys.stderr)
+    sys.exit(1)
+patterns = report.get("patterns", [])
+summary = ", ".join(
+    f"{p.get('strategy')}(n={p.get('comm_size')} calls={p.get('calls')} "
+    f"optimised={p.get('calls_optimised')})" for p in patterns) or "no patterns"
+print(f"run_preloaded: report: strategy_setting={report.get('strategy_setting')} "
+      f"patterns: {summary}")
+done = [p for p in patterns if (p.get("calls_optimised") or 0) > 0]
+problems = []
+if strategy == "none" and done:
+    problems.append("expected no optimised pattern")
+elif strategy == "any" and not done:
+    problems.append("expected some optimised pattern")
+elif strategy not in ("", "none", "any") and not any(p.get("strategy") == strategy for p in done):
+    problems.append(f"expected a pattern optimised with strategy '{strategy}'")
+if optimised == "yes" and not done:
+    problems.append("expected some optimised pattern")
+if optimised == "no" and done:
+    problems.append("expected no optimised pattern")
+for p in problems:
+    print(f"run_preloaded: FAIL: {p}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
+fi
+
+if [[ $fail -ne 0 ]]; then exit 1; fi
+echo "run_preloaded: ok"
+exit 0
