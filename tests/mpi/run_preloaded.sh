@@ -17,6 +17,7 @@
 #   --require-report         the report must exist and parse (implied by the two above)
 #   --expect-warning REGEX   exactly one stderr line matches both /warning/i and REGEX
 #   --expect-output REGEX    some stdout line matches REGEX
+#   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages)
 #
 # LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
 # on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
@@ -27,6 +28,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
+expect_stderr=""
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -40,6 +42,7 @@ while [[ $# -gt 0 ]]; do
     --require-report) require_report=1; shift ;;
     --expect-warning) expect_warning="${2-}"; shift 2 ;;
     --expect-output) expect_output="${2-}"; shift 2 ;;
+    --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
   esac
@@ -85,6 +88,14 @@ if [[ -n "$expect_warning" ]]; then
   n=$(grep -i 'warning' "$tmp/stderr" | grep -Ec -- "$expect_warning")
   if [[ "$n" -ne 1 ]]; then
     echo "run_preloaded: FAIL: expected exactly 1 warning line matching /$expect_warning/, got $n" >&2
+    fail=1
+  fi
+fi
+
+if [[ -n "$expect_stderr" ]]; then
+  n=$(grep -Ec -- "$expect_stderr" "$tmp/stderr")
+  if [[ "$n" -ne 1 ]]; then
+    echo "run_preloaded: FAIL: expected exactly 1 stderr line matching /$expect_stderr/, got $n" >&2
     fail=1
   fi
 fi
