@@ -6,6 +6,7 @@
 
 #include "core/comm_matrix.hpp"
 #include "core/plan.hpp"
+#include "core/topology.hpp"
 
 namespace commsched::plan {
 
@@ -28,6 +29,8 @@ struct Options {
   double beta_s_per_byte = 1e-9;
   /// lp_xor / lp_shift: synchronise all ranks between steps (001 §5 "with barriers").
   bool barrier_between_phases = false;
+  /// Node and cluster of every rank; nullptr: flat (every rank its own node, one cluster).
+  const core::Topology* topology = nullptr;
 };
 
 using Planner = core::Plan (*)(const core::CommMatrix&, const Options&);
