@@ -3,14 +3,12 @@
 // Planning O(nnz); no ordering, so node contention is left entirely to the MPI library.
 #include <utility>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
-namespace commsched::plan {
+namespace commsched::plan::detail {
 
 core::Plan plan_ac(const core::CommMatrix& m, const Options&) {
-  core::Plan plan;
-  plan.strategy = "ac";
-  plan.n = m.size();
+  core::Plan plan = empty_plan("ac", m, false);
   core::Phase phase;
   phase.transfers.reserve(m.nonzeros());
   for (Rank i = 0; i < m.size(); ++i)
@@ -20,4 +18,4 @@ core::Plan plan_ac(const core::CommMatrix& m, const Options&) {
   return plan;
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail

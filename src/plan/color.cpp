@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
-namespace commsched::plan {
+namespace commsched::plan::detail {
 
 namespace {
 
@@ -27,10 +27,7 @@ constexpr Rank kFree = -1;
 }  // namespace
 
 core::Plan plan_color(const core::CommMatrix& m, const Options&) {
-  core::Plan plan;
-  plan.strategy = "color";
-  plan.n = m.size();
-  plan.permutation = true;
+  core::Plan plan = empty_plan("color", m, true);
   const Rank n = m.size();
   const std::size_t delta = m.max_degree();
   if (n <= 0 || delta == 0) return plan;
@@ -116,4 +113,4 @@ core::Plan plan_color(const core::CommMatrix& m, const Options&) {
   return plan;
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail

@@ -8,9 +8,9 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
-namespace commsched::plan {
+namespace commsched::plan::detail {
 
 namespace {
 
@@ -48,10 +48,7 @@ PeerList partners(const core::CommMatrix& m, Rank i) {
 }  // namespace
 
 core::Plan plan_greedy(const core::CommMatrix& m, const Options&) {
-  core::Plan plan;
-  plan.strategy = "greedy";
-  plan.n = m.size();
-  plan.permutation = true;
+  core::Plan plan = empty_plan("greedy", m, true);
   const Rank n = m.size();
   if (n <= 0) return plan;
 
@@ -89,4 +86,4 @@ core::Plan plan_greedy(const core::CommMatrix& m, const Options&) {
   return plan;
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail

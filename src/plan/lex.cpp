@@ -3,14 +3,12 @@
 // one receiver per step, so it is not a permutation (the paper's worst performer; a baseline).
 #include <utility>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
-namespace commsched::plan {
+namespace commsched::plan::detail {
 
 core::Plan plan_lex(const core::CommMatrix& m, const Options&) {
-  core::Plan plan;
-  plan.strategy = "lex";
-  plan.n = m.size();
+  core::Plan plan = empty_plan("lex", m, false);
   for (Rank dst = 0; dst < m.size(); ++dst) {
     const auto column = m.column(dst);
     if (column.empty()) continue;  // empty steps are dropped
@@ -23,4 +21,4 @@ core::Plan plan_lex(const core::CommMatrix& m, const Options&) {
   return plan;
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail

@@ -4,14 +4,13 @@
 // Permutation; planning O(nnz · phases) worst case, near O(nnz · d) in practice.
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
 namespace commsched::plan::detail {
 
@@ -26,10 +25,7 @@ std::uint64_t next_random(std::uint64_t& state) {
 // Shared by rs_n and rs_n_sort (000 §7.1 items 3 and 7): they differ only in the row order.
 core::Plan random_schedule(const core::CommMatrix& m, const Options& opts, bool sort_by_size,
                            std::string_view id) {
-  core::Plan plan;
-  plan.strategy = std::string(id);
-  plan.n = m.size();
-  plan.permutation = true;
+  core::Plan plan = empty_plan(id, m, true);
   const Rank n = m.size();
   if (n <= 0) return plan;
 
@@ -70,12 +66,9 @@ core::Plan random_schedule(const core::CommMatrix& m, const Options& opts, bool 
   return plan;
 }
 
-}  // namespace commsched::plan::detail
-
-namespace commsched::plan {
 
 core::Plan plan_rs_n(const core::CommMatrix& m, const Options& opts) {
-  return detail::random_schedule(m, opts, false, "rs_n");
+  return random_schedule(m, opts, false, "rs_n");
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail

@@ -11,14 +11,9 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include "plan/registry.hpp"
+#include "plan/detail.hpp"
 
 namespace commsched::plan::detail {
-// Defined in rs_n.cpp: the seeded generator all randomised planners share.
-std::uint64_t next_random(std::uint64_t& state);
-}  // namespace commsched::plan::detail
-
-namespace commsched::plan {
 
 namespace {
 
@@ -84,10 +79,7 @@ Bytes decide_size(const std::vector<Bytes>& sorted, LambdaRule rule, double d_st
 }  // namespace
 
 core::Plan plan_rs_nh(const core::CommMatrix& m, const Options& opts) {
-  core::Plan plan;
-  plan.strategy = "rs_nh";
-  plan.n = m.size();
-  plan.permutation = true;
+  core::Plan plan = empty_plan("rs_nh", m, true);
   const Rank n = m.size();
   if (n <= 0) return plan;
 
@@ -122,7 +114,7 @@ core::Plan plan_rs_nh(const core::CommMatrix& m, const Options& opts) {
     if (d_star <= switch_at) whole_messages = true;
 
     // Step 2 of Fig. 9: build one partial permutation.
-    const auto x = static_cast<Rank>(detail::next_random(rng) % static_cast<std::uint64_t>(n));
+    const auto x = static_cast<Rank>(next_random(rng) % static_cast<std::uint64_t>(n));
     const std::size_t start = static_cast<std::size_t>(
         std::lower_bound(active.begin(), active.end(), x) - active.begin());
     chosen.clear();
@@ -181,4 +173,4 @@ core::Plan plan_rs_nh(const core::CommMatrix& m, const Options& opts) {
   return plan;
 }
 
-}  // namespace commsched::plan
+}  // namespace commsched::plan::detail
