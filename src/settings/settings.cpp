@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -43,6 +44,25 @@ constexpr std::array kSpecs{
     Spec{"SEED", "int", "0x5eedc0ffee",
          "Seed of the randomised planners, an unsigned 64-bit integer in decimal or `0x` hex "
          "(default 407715774446). Every rank must use the same value."},
+    Spec{"MACHINE", "path", "",
+         "Machine cost model: a preset name from `config/machines/` (e.g. `cm5`, `lemieux`) or "
+         "the path of a TOML machine file. Unset: the built-in default. A malformed file gives "
+         "one error naming file, line and key, and the job runs native."},
+    Spec{"TRIAL", "bool", "1",
+         "`auto` runs its best predicted candidates and native for a few calls each and keeps "
+         "the measured winner; `0` trusts the prediction."},
+    Spec{"TRIAL_CALLS", "int", "3", "Calls per candidate in an `auto` trial; 1 to 1000."},
+    Spec{"CANDIDATES", "list", "",
+         "Comma-separated strategy ids `auto` may choose from (native is always a candidate). "
+         "Unset: every strategy."},
+    Spec{"MAX_STAGING", "size", "256M",
+         "Most staging memory per rank an indirect plan may use, in bytes with an optional K, M "
+         "or G suffix (powers of 1024); a plan that needs more is not chosen."},
+    Spec{"TRACE", "path", "",
+         "Directory where every rank writes its trace file (created if missing)."},
+    Spec{"TRACE_LIMIT", "size", "64M",
+         "Largest trace file per rank, in bytes with an optional K, M or G suffix."},
+    Spec{"TRACE_SIGNAL", "bool", "0", "`1`: `SIGUSR1` makes every rank flush its trace mid-run."},
 };
 
 // ---- value helpers ----------------------------------------------------------------------
@@ -262,6 +282,82 @@ void apply_seed(const Spec& spec, std::string_view value, Settings& s, Reporter&
                              "an unsigned 64-bit integer (decimal, or hex starting with 0x)");
 }
 
+void apply_machine(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  s.machine = value;  // checked when the machine file is loaded, where line and key are known
+}
+
+void apply_trial(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_bool(spec, value, s.trial, r);
+}
+
+void apply_trial_calls(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const auto n = parse_integer<int>(value, 10);
+  if (n && *n >= 1 && *n <= 1000)
+    s.trial_calls = *n;
+  else
+    r.bad_value_keep_default(spec, value, "a whole number from 1 to 1000");
+}
+
+void apply_candidates(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const std::string_view item = value.substr(start, comma - start);
+    const auto it = std::find_if(plan::strategies().begin(), plan::strategies().end(),
+                                 [&](const plan::Strategy& st) { return iequals(item, st.id); });
+    if (it == plan::strategies().end()) {
+      r.bad_value(spec.key, value,
+                  "a comma-separated list of strategies (valid: " + strategy_choices() + ")",
+                  "using the default (every strategy)");
+      return;
+    }
+    ids.emplace_back(it->id);
+    start = comma + 1;
+  }
+  s.candidates = std::move(ids);
+}
+
+/// Bytes with an optional K, M or G suffix (powers of 1024).
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  std::uint64_t scale = 1;
+  if (!text.empty()) {
+    switch (ascii_upper(text.back())) {
+      case 'K': scale = 1ull << 10; break;
+      case 'M': scale = 1ull << 20; break;
+      case 'G': scale = 1ull << 30; break;
+      default: break;
+    }
+    if (scale != 1) text.remove_suffix(1);
+  }
+  const auto n = parse_integer<std::uint64_t>(text, 10);
+  if (!n || *n > UINT64_MAX / scale) return std::nullopt;
+  return *n * scale;
+}
+
+void apply_size(const Spec& spec, std::string_view value, std::uint64_t& field, Reporter& r) {
+  if (const auto n = parse_size(value))
+    field = *n;
+  else
+    r.bad_value_keep_default(spec, value, "a size in bytes with an optional K, M or G suffix");
+}
+
+void apply_max_staging(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_size(spec, value, s.max_staging, r);
+}
+
+void apply_trace(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  s.trace_dir = value;  // checked when the trace is opened: one warning, then no trace
+}
+
+void apply_trace_limit(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_size(spec, value, s.trace_limit, r);
+}
+
+void apply_trace_signal(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  apply_bool(spec, value, s.trace_signal, r);
+}
+
 struct Rule {
   std::string_view key;
   Apply apply;
@@ -277,6 +373,14 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"RSNH_LAMBDA", apply_rsnh_lambda},
     {"LP_BARRIER", apply_lp_barrier},
     {"SEED", apply_seed},
+    {"MACHINE", apply_machine},
+    {"TRIAL", apply_trial},
+    {"TRIAL_CALLS", apply_trial_calls},
+    {"CANDIDATES", apply_candidates},
+    {"MAX_STAGING", apply_max_staging},
+    {"TRACE", apply_trace},
+    {"TRACE_LIMIT", apply_trace_limit},
+    {"TRACE_SIGNAL", apply_trace_signal},
 }};
 
 constexpr bool rules_match_specs() {

@@ -25,12 +25,20 @@ struct Settings {
   double rsnh_lambda_fixed = 0.875;   ///< set by COMMSCHED_RSNH_LAMBDA=<number>
   bool lp_barrier = false;            ///< COMMSCHED_LP_BARRIER
   std::uint64_t seed = 0x5eedc0ffeeULL;  ///< COMMSCHED_SEED
+  std::string machine;                ///< COMMSCHED_MACHINE: preset name or TOML path (empty: built-in)
+  bool trial = true;                  ///< COMMSCHED_TRIAL: auto measures its best candidates
+  int trial_calls = 3;                ///< COMMSCHED_TRIAL_CALLS: calls per candidate in a trial
+  std::vector<std::string> candidates;  ///< COMMSCHED_CANDIDATES: restricts auto (empty: all)
+  std::uint64_t max_staging = 256ull << 20;  ///< COMMSCHED_MAX_STAGING: bytes per rank
+  std::string trace_dir;              ///< COMMSCHED_TRACE: directory for per-rank traces
+  std::uint64_t trace_limit = 64ull << 20;  ///< COMMSCHED_TRACE_LIMIT: bytes per rank's trace
+  bool trace_signal = false;          ///< COMMSCHED_TRACE_SIGNAL: SIGUSR1 flushes a report
 };
 
 /// One row of the spec table.
 struct Spec {
   std::string_view key;          ///< without the COMMSCHED_ prefix
-  std::string_view type;         ///< "bool", "int", "string", "path", "choice"
+  std::string_view type;         ///< "bool", "int", "path", "choice", "list", "size"
   std::string_view default_text;
   std::string_view description;
 };

@@ -39,7 +39,10 @@ bool same(const Settings& a, const Settings& b) {
          a.log_level == b.log_level && a.log_file == b.log_file &&
          a.report_path == b.report_path && a.rsnh_lambda == b.rsnh_lambda &&
          a.rsnh_lambda_fixed == b.rsnh_lambda_fixed && a.lp_barrier == b.lp_barrier &&
-         a.seed == b.seed;
+         a.seed == b.seed && a.machine == b.machine && a.trial == b.trial &&
+         a.trial_calls == b.trial_calls && a.candidates == b.candidates &&
+         a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
+         a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal;
 }
 
 std::string upper(std::string_view s) {
@@ -64,7 +67,7 @@ TEST(Settings, EmptyEnvironmentGivesDocumentedDefaults) {
 
 TEST(Settings, SpecTableDefaultsMatchTheStruct) {
   std::set<std::string_view> keys;
-  const std::set<std::string_view> types{"bool", "int", "string", "path", "choice"};
+  const std::set<std::string_view> types{"bool", "int", "path", "choice", "list", "size"};
   for (const Spec& spec : specs()) {
     EXPECT_TRUE(keys.insert(spec.key).second) << spec.key;
     EXPECT_EQ(upper(spec.key), spec.key);
@@ -79,7 +82,9 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
   }
   EXPECT_EQ(keys, (std::set<std::string_view>{"ENABLE", "STRATEGY", "LEARN_CALLS", "LOG_LEVEL",
                                               "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
-                                              "SEED"}));
+                                              "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS",
+                                              "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
+                                              "TRACE_SIGNAL"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -241,6 +246,12 @@ TEST_P(BadValues, OneWarningNamingTheVariableAndTheFallbackKept) {
 }
 
 const BadValue kBadValues[] = {
+    // TRIAL / TRIAL_CALLS / TRACE_SIGNAL / CANDIDATES / sizes
+    {"TRIAL", "perhaps"}, {"TRACE_SIGNAL", "2"}, {"TRIAL_CALLS", "0"}, {"TRIAL_CALLS", "1001"},
+    {"TRIAL_CALLS", "x"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
+    {"CANDIDATES", "color,"}, {"MAX_STAGING", "12Q"}, {"MAX_STAGING", "-1"},
+    {"MAX_STAGING", "99999999999999999999G"}, {"MAX_STAGING", "M"}, {"TRACE_LIMIT", "1.5M"},
+    {"TRACE_LIMIT", ""},
     // ENABLE / LP_BARRIER
     {"ENABLE", ""}, {"ENABLE", " "}, {"ENABLE", "2"}, {"ENABLE", "-1"}, {"ENABLE", "maybe"},
     {"ENABLE", "truee"}, {"ENABLE", "1 "}, {"ENABLE", " 1"}, {"ENABLE", "\xff\xfe"},
@@ -283,6 +294,16 @@ TEST(Settings, BadValueTableIsLargeAndCoversEveryCheckedSetting) {
     if (spec.type == "path") continue;  // any value is a path
     EXPECT_TRUE(covered.count(std::string(spec.key))) << spec.key;
   }
+}
+
+TEST(Settings, ListsAndSizes) {
+  Parsed p = parse_env({{"COMMSCHED_CANDIDATES", "color,RS_NH"}, {"COMMSCHED_MAX_STAGING", "3M"},
+                        {"COMMSCHED_TRACE_LIMIT", "1024"}, {"COMMSCHED_TRIAL", "off"}});
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(p.settings.candidates, (std::vector<std::string>{"color", "rs_nh"}));
+  EXPECT_EQ(p.settings.max_staging, 3u << 20);
+  EXPECT_EQ(p.settings.trace_limit, 1024u);
+  EXPECT_FALSE(p.settings.trial);
 }
 
 TEST(Settings, MessageWording) {
