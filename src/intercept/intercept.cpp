@@ -25,21 +25,35 @@
 #include "intercept/report.hpp"
 #include "learn/choose.hpp"
 #include "learn/learner.hpp"
+#include "learn/trial.hpp"
 #include "plan/registry.hpp"
 #include "settings/settings.hpp"
 
 namespace commsched::intercept {
 namespace {
 
-// A learned pattern: the global matrix, the chosen plan compiled for this rank, and its stats.
-struct Pattern {
-  core::CommMatrix matrix;
-  std::string strategy;          // "native" when it runs natively
+// One strategy a pattern may run, compiled for this rank.
+struct Candidate {
+  std::string id;
+  bool native = false;
+  double predicted_s = -1;
   std::size_t phases = 0;
   exec::RankProgram program;
-  bool runnable = false;         // program can run (plan valid, sizes fit an int)
   std::vector<std::uint8_t> staging;
+};
+
+// A learned pattern: the global matrix, its usable candidates (native always among them, the
+// trial picks which runs), and its report entry.
+struct Pattern {
+  core::CommMatrix matrix;
+  std::vector<Candidate> usable;
+  std::vector<std::pair<std::string, std::string>> rejected;  // (id, why)
+  learn::Trial trial{{}, 1, 0};
+  bool pack_send_if_noncontig = false;  // some candidate splits messages of this rank
+  bool pack_recv_if_noncontig = false;
   PatternRecord record;
+
+  const Candidate& running() const { return usable[trial.current()]; }
 };
 
 struct CommState {
@@ -47,6 +61,7 @@ struct CommState {
   int rank = 0;
   int size = 1;
   bool native_only = false;
+  core::Topology topology;       // node of every rank (detected, or faked by a setting)
   learn::Learner learner;
   std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
   Pattern* current = nullptr;
@@ -55,6 +70,10 @@ struct CommState {
   // Native calls of the current learning streak: they become the pattern's once it is learned.
   std::int64_t streak_calls = 0;
   double streak_seconds = 0;
+  // The previous call's pattern and local time: its maximum over ranks arrives with this
+  // call's agreement and feeds the pattern's trial.
+  Pattern* timed_pattern = nullptr;
+  double timed_seconds = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
 
   explicit CommState(int learn_calls) : learner(learn_calls) {}
@@ -191,36 +210,63 @@ bool gather_matrix(CommState& cs, core::CommMatrix& out) {
   return true;
 }
 
-plan::Options plan_options(const settings::Settings& cfg) {
+plan::Options plan_options(const settings::Settings& cfg, const core::Topology& topo) {
   plan::Options o;
   o.seed = cfg.seed;
   o.lambda_rule = cfg.rsnh_lambda;
   o.lambda_fixed = cfg.rsnh_lambda_fixed;
   o.barrier_between_phases = cfg.lp_barrier;
+  o.topology = &topo;
   return o;
 }
 
-// Plans a freshly gathered matrix on this rank (every rank computes the same). Returns the
-// pattern; `ok` is this rank's verdict whether it can run it.
-Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, bool& ok) {
+void fill_record(Pattern& p) {
+  PatternRecord& r = p.record;
+  if (p.usable.empty() || p.trial.candidates().empty()) {
+    copy_name(r.strategy, "native");
+    r.phases = 0;
+  } else {
+    const Candidate& w = p.usable[p.trial.winner()];
+    copy_name(r.strategy, w.id);
+    r.phases = static_cast<std::int64_t>(w.phases);
+  }
+  r.candidate_count = 0;
+  auto add = [&r](std::string_view id, double predicted, double measured, std::string_view why) {
+    if (r.candidate_count >= kMaxCandidateRecords) return;
+    CandidateRecord& c = r.candidates[r.candidate_count++];
+    const std::size_t n = std::min(id.size(), sizeof c.strategy - 1);
+    std::memcpy(c.strategy, id.data(), n);
+    c.strategy[n] = '\0';
+    c.predicted_s = predicted;
+    c.measured_s = measured;
+    const std::size_t m = std::min(why.size(), sizeof c.rejected - 1);
+    std::memcpy(c.rejected, why.data(), m);
+    c.rejected[m] = '\0';
+  };
+  for (const learn::TrialCandidate& c : p.trial.candidates())
+    add(c.id, c.predicted_s, c.measured_s, "");
+  for (const auto& [id, why] : p.rejected) add(id, -1, -1, why);
+}
+
+// Plans a freshly gathered matrix on this rank (every rank computes the same candidates) and
+// compiles each for this rank. `ok[i]` is this rank's verdict on candidate i; ok.back() on the
+// pattern as a whole (its receive counts agree with the senders').
+Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok) {
   Global& s = g();
-  // A pattern seen before on this communicator keeps its plan and its report entry.
+  // A pattern seen before on this communicator keeps its plans, trial and report entry.
   for (auto& p : cs.patterns)
     if (p->matrix == m) {
-      ok = true;
+      ok.assign(p->usable.size() + 1, 1);
       return p.get();
     }
-  if (cs.patterns.size() >= kMaxPatternsPerComm) cs.patterns.erase(cs.patterns.begin());
+  if (cs.patterns.size() >= kMaxPatternsPerComm) {
+    fill_record(*cs.patterns.front());
+    s.retired.push_back(cs.patterns.front()->record);
+    if (cs.timed_pattern == cs.patterns.front().get()) cs.timed_pattern = nullptr;
+    cs.patterns.erase(cs.patterns.begin());
+  }
   auto p = std::make_unique<Pattern>();
   p->matrix = std::move(m);
-  // This rank's receive counts must be the matrix column, or the user's counts disagree
-  // across ranks (native MPI would report that, so leave it to native).
-  bool consistent = true;
-  for (int j = 0; j < cs.size; ++j)
-    if (p->matrix.at(j, cs.rank) != cs.recv_bytes[static_cast<std::size_t>(j)]) consistent = false;
-  std::string id = s.cfg.strategy;
-  if (id == "auto") id = std::string(learn::choose_auto(p->matrix));
-  const plan::Strategy* strat = plan::find_strategy(id);
   PatternRecord& r = p->record;
   r.comm_root = cs.comm_root;
   r.comm_serial = cs.comm_serial;
@@ -228,43 +274,68 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, bool& ok) {
   r.comm_size = cs.size;
   r.nonzeros = static_cast<std::int64_t>(p->matrix.nonzeros());
   r.bytes = static_cast<std::int64_t>(p->matrix.total_bytes());
-  p->strategy = "native";
-  if (!consistent) {
-    copy_note(r.note, "receive counts disagree with the senders' counts");
-  } else if (strat && strat->plan) {
-    core::Plan plan = strat->plan(p->matrix, plan_options(s.cfg));
-    const core::Validation v = core::validate(plan, p->matrix);
-    if (!v.ok) {
-      core::log_warn_once("invalid-plan-" + id, "strategy " + id + " made an invalid plan (" +
-                                                    v.error + "); running native");
-      copy_note(r.note, "invalid plan: " + v.error);
-    } else {
-      p->program = exec::compile(plan, p->matrix, cs.rank);
-      bool fits = true;  // MPI counts are ints
-      for (const exec::Step& st : p->program.steps) {
+
+  std::vector<learn::CandidatePlan> plans = learn::plan_candidates(
+      p->matrix, s.cfg.strategy, plan_options(s.cfg, cs.topology), s.cfg.candidates,
+      learn::Predictor{}, 3, s.cfg.max_staging);
+  ok.clear();
+  for (learn::CandidatePlan& cp : plans) {
+    if (!cp.rejected.empty()) {
+      p->rejected.emplace_back(cp.id, cp.rejected);
+      continue;
+    }
+    Candidate c;
+    c.id = cp.id;
+    c.predicted_s = cp.predicted_s;
+    c.native = plan::find_strategy(cp.id) == nullptr || plan::find_strategy(cp.id)->plan == nullptr;
+    int fits = 1;
+    if (!c.native) {
+      c.program = exec::compile(cp.plan, p->matrix, cs.rank);
+      c.phases = cp.plan.phases.size();
+      for (const exec::Step& st : c.program.steps) {  // MPI counts are ints
         for (const exec::Op& op : st.sends) fits = fits && op.bytes <= INT_MAX;
         for (const exec::Op& op : st.recvs) fits = fits && op.bytes <= INT_MAX;
       }
-      if (fits) {
-        p->staging.resize(p->program.staging_bytes);
-        p->strategy = id;
-        p->phases = plan.phases.size();
-        p->runnable = true;
-      } else {
-        copy_note(r.note, "a message exceeds 2 GiB");
-      }
+      p->pack_send_if_noncontig = p->pack_send_if_noncontig || c.program.sends_partial;
+      p->pack_recv_if_noncontig = p->pack_recv_if_noncontig || c.program.recvs_partial;
     }
-  } else if (id != "native") {
-    copy_note(r.note, "unknown strategy");
+    ok.push_back(fits);
+    p->usable.push_back(std::move(c));
   }
-  copy_name(r.strategy, p->strategy);
-  r.phases = static_cast<std::int64_t>(p->phases);
-  ok = consistent;
+  // This rank's receive counts must be the matrix column, or the user's counts disagree
+  // across ranks (native MPI reports that, so leave it to native).
+  int consistent = 1;
+  for (int j = 0; j < cs.size; ++j)
+    if (p->matrix.at(j, cs.rank) != cs.recv_bytes[static_cast<std::size_t>(j)]) consistent = 0;
+  ok.push_back(consistent);
+  if (!consistent) copy_note(r.note, "receive counts disagree with the senders' counts");
   cs.patterns.push_back(std::move(p));
-  core::log_debug("learned a pattern on a " + std::to_string(cs.size) + "-rank communicator: " +
-                  std::to_string(cs.patterns.back()->matrix.nonzeros()) + " non-zeros, strategy " +
-                  cs.patterns.back()->strategy);
   return cs.patterns.back().get();
+}
+
+// Keeps the candidates every rank can run (native always) and starts the trial.
+void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, int trial_calls) {
+  std::vector<Candidate> keep;
+  for (std::size_t i = 0; i < p.usable.size(); ++i) {
+    if (all_ok[i] || p.usable[i].native) {
+      keep.push_back(std::move(p.usable[i]));
+    } else {
+      p.rejected.emplace_back(p.usable[i].id, "a message exceeds 2 GiB");
+    }
+  }
+  p.usable = std::move(keep);
+  if (p.usable.empty()) {  // native is always planned; stay safe anyway
+    Candidate native;
+    native.id = "native";
+    native.native = true;
+    p.usable.push_back(std::move(native));
+  }
+  std::vector<learn::TrialCandidate> tc;
+  for (const Candidate& c : p.usable) tc.push_back({c.id, c.predicted_s, -1});
+  // After the decision, the runner-up is re-measured every 200 calls.
+  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200)
+                  : learn::Trial::decided_for(std::move(tc), 0);
+  for (Candidate& c : p.usable) c.staging.resize(c.program.staging_bytes);
 }
 
 // Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte
@@ -305,13 +376,12 @@ bool unpack_side(Side& side, int n, const std::vector<Bytes>& bytes, MPI_Comm co
   return true;
 }
 
-// Readies this call's buffers for `p`'s program: in-place sends and split messages of
-// non-contiguous datatypes go through packed copies.
+// Readies this call's buffers for the pattern's candidates: in-place sends and split messages
+// of non-contiguous datatypes go through packed copies (native candidates ignore them).
 bool prepare(CommState& cs, const Pattern& p, bool in_place, Side& send, Side& recv) {
-  const exec::RankProgram& prog = p.program;
-  if (in_place || (prog.sends_partial && !send.contiguous))
+  if (in_place || (p.pack_send_if_noncontig && !send.contiguous))
     if (!pack_side(send, cs.size, cs.send_bytes, cs.dup, true)) return false;
-  if (prog.recvs_partial && !recv.contiguous)
+  if (p.pack_recv_if_noncontig && !recv.contiguous)
     if (!pack_side(recv, cs.size, cs.recv_bytes, cs.dup, false)) return false;
   return true;
 }
@@ -357,7 +427,10 @@ void forget_comm(MPI_Comm comm) {
     auto it = s.comms.find(comm);
     if (it == s.comms.end()) return;
     CommState& cs = *it->second;
-    for (const auto& p : cs.patterns) s.retired.push_back(p->record);
+    for (const auto& p : cs.patterns) {
+      fill_record(*p);
+      s.retired.push_back(p->record);
+    }
     s.retired_unlearned += cs.unlearned_calls + cs.streak_calls;
     if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
     s.comms.erase(it);
@@ -378,7 +451,10 @@ void before_finalize() {
     ReportHeader h;
     h.unlearned_calls = s.retired_unlearned;
     for (const auto& [comm, cs] : s.comms) {
-      for (const auto& p : cs->patterns) recs.push_back(p->record);
+      for (const auto& p : cs->patterns) {
+        fill_record(*p);
+        recs.push_back(p->record);
+      }
       h.unlearned_calls += cs->unlearned_calls + cs->streak_calls;
     }
     PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
@@ -440,71 +516,104 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     }
     // Local preparation happens before the agreement, so a failure here is a vote, never a rank
     // backing out of a schedule the others run.
-    if (can_run && cs.learner.optimised() && cs.current && cs.current->runnable)
+    if (can_run && cs.learner.optimised() && cs.current)
       can_run = prepare(cs, *cs.current, in_place, send, recv);
     const double t0 = now();
-    // One small agreement per call: the learning streak, or "my counts are the learned ones".
+    // One small agreement per call, MAX-reduced: minus the vote (the learning streak, or "my
+    // counts are the learned ones and I can run") and the previous call's time on this rank,
+    // whose maximum over ranks feeds auto's trial.
     const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, can_run);
     if (cs.learner.learning() && cs.learner.streak() == 1) {
       cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
     }
-    std::int64_t agreed = 0;
-    int rc = PMPI_Allreduce(&vote, &agreed, 1, MPI_INT64_T, MPI_MIN, cs.dup);
-    if (rc != MPI_SUCCESS) agreed = 0;
+    double agree_in[2] = {-static_cast<double>(vote), cs.timed_seconds};
+    double agree_out[2] = {0, 0};
+    int rc = PMPI_Allreduce(agree_in, agree_out, 2, MPI_DOUBLE, MPI_MAX, cs.dup);
+    const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
+    if (cs.timed_pattern && rc == MPI_SUCCESS) cs.timed_pattern->trial.measured(agree_out[1]);
+    cs.timed_pattern = nullptr;
+    cs.timed_seconds = 0;
     learn::Action action = cs.learner.decide(agreed);
     if (cs.learner.learning()) cs.current = nullptr;
     if (action == learn::Action::learn_and_run) {
       core::CommMatrix m;
-      bool ok = gather_matrix(cs, m);
       Pattern* p = nullptr;
-      if (ok) {
+      std::vector<int> ok;
+      if (gather_matrix(cs, m)) {
         try {
           p = learn_pattern(cs, std::move(m), ok);
-          if (ok && p->runnable) ok = can_run && prepare(cs, *p, in_place, send, recv);
+          if (ok.back()) ok.back() = can_run && prepare(cs, *p, in_place, send, recv);
         } catch (const std::bad_alloc&) {
-          ok = false;
+          p = nullptr;
         }
       }
-      int mine = ok ? 1 : 0, all = 0;
-      PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, cs.dup);
-      const bool run = all == 1 && p && p->runnable;
+      // Every rank planned the same candidates, so the flags line up; a rank that failed sends
+      // zeros of the agreed length (the size is agreed first, as ranks may differ in failure).
+      int count = p ? static_cast<int>(ok.size()) : 0, min_count = 0, max_count = 0;
+      PMPI_Allreduce(&count, &min_count, 1, MPI_INT, MPI_MIN, cs.dup);
+      PMPI_Allreduce(&count, &max_count, 1, MPI_INT, MPI_MAX, cs.dup);
+      bool all_ok = min_count > 0 && min_count == max_count;
+      std::vector<int> all(static_cast<std::size_t>(max_count), 0);
+      if (max_count > 0) {
+        ok.resize(static_cast<std::size_t>(max_count), 0);
+        PMPI_Allreduce(ok.data(), all.data(), max_count, MPI_INT, MPI_MIN, cs.dup);
+      }
+      all_ok = all_ok && all.back() == 1;
+      if (all_ok && p->trial.candidates().empty()) {
+        all.pop_back();
+        settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls);
+        core::log_info_once(
+            "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
+            "learned a " + std::to_string(cs.size) + "-rank pattern (" +
+                std::to_string(p->matrix.nonzeros()) + " messages, " +
+                std::to_string(p->matrix.total_bytes()) + " bytes): " +
+                (p->trial.decided() ? "strategy " + p->running().id
+                                    : "trying " + std::to_string(p->usable.size()) +
+                                          " candidates, first " + p->running().id));
+      }
+      cs.current = all_ok ? p : nullptr;
+      // A pattern whose only choice is native needs no plan state: pin it.
+      const bool plans = all_ok && p->usable.size() > 1;
+      cs.learner.planned(plans || (all_ok && !p->usable.front().native));
       if (p) {
         p->record.calls += cs.streak_calls;
         p->record.time_native_s += cs.streak_seconds;
       }
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
-      cs.current = (all == 1) ? p : nullptr;
-      cs.learner.planned(run);
-      action = run ? learn::Action::run_plan : learn::Action::native;
-      if (p && all == 1)
-        core::log_info_once("learned-" + std::to_string(cs.comm_serial) + "-" +
-                                std::to_string(p->record.pattern),
-                            "learned a " + std::to_string(cs.size) + "-rank pattern (" +
-                                std::to_string(p->matrix.nonzeros()) + " messages, " +
-                                std::to_string(p->matrix.total_bytes()) + " bytes): strategy " +
-                                p->strategy + ", " + std::to_string(p->phases) + " phases");
+      action = all_ok ? learn::Action::run_plan : learn::Action::native;
     }
     Pattern* p = cs.current;
-    if (action == learn::Action::run_plan && p) {
-      PmpiTransport t(cs.dup, cs.rank, send, recv, p->staging.data());
-      exec::run(p->program, t);
-      rc = t.error();
-      if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
-        rc = MPI_ERR_INTERN;
+    if (p && (action == learn::Action::run_plan ||
+              (action == learn::Action::native && cs.learner.pinned_native()))) {
+      const Candidate& c = p->running();
+      if (c.native) {
+        rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
+      } else {
+        PmpiTransport t(cs.dup, cs.rank, send, recv, const_cast<std::uint8_t*>(c.staging.data()));
+        exec::run(c.program, t);
+        rc = t.error();
+        if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
+          rc = MPI_ERR_INTERN;
+      }
+      const double dt = now() - t0;
       ++p->record.calls;
-      ++p->record.calls_optimised;
-      p->record.time_optimised_s += now() - t0;
+      if (c.native) {
+        p->record.time_native_s += dt;
+      } else {
+        ++p->record.calls_optimised;
+        p->record.time_optimised_s += dt;
+      }
+      cs.timed_pattern = p;
+      cs.timed_seconds = dt;
       return rc;
     }
     rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                     comm, seconds);
-    if (p && cs.learner.pinned_native()) {
-      ++p->record.calls;
-      p->record.time_native_s += now() - t0;
-    } else if (cs.learner.learning()) {
+    if (cs.learner.learning()) {
       ++cs.streak_calls;
       cs.streak_seconds += now() - t0;
     } else {

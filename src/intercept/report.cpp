@@ -60,13 +60,27 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
       << ",\"strategy\":" << json_string(r.strategy) << ",\"phases\":" << r.phases
       << ",\"time_native_s\":" << r.time_native_s
       << ",\"time_optimised_s\":" << r.time_optimised_s
-      << ",\"note\":" << json_string(r.note) << "}";
+      << ",\"note\":" << json_string(r.note) << ",\"candidates\":[";
+    for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
+      const CandidateRecord& cr = r.candidates[c];
+      o << (c ? "," : "") << "{\"strategy\":" << json_string(cr.strategy)
+        << ",\"predicted_s\":" << cr.predicted_s << ",\"measured_s\":" << cr.measured_s
+        << ",\"rejected\":" << json_string(cr.rejected) << "}";
+    }
+    o << "]}";
   }
   o << "],\"warnings\":[";
   for (std::size_t i = 0; i < h.warnings.size(); ++i)
     o << (i ? "," : "") << json_string(h.warnings[i]);
   o << "]}\n";
   return o.str();
+}
+
+std::string seconds_text(double s) {
+  if (s < 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
 }
 
 void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
@@ -87,6 +101,17 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                      : 0.0,
                  r.calls_optimised ? r.time_optimised_s / static_cast<double>(r.calls_optimised) : 0.0,
                  r.note[0] ? "; " : "", r.note);
+    for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
+      const CandidateRecord& cr = r.candidates[c];
+      if (cr.rejected[0]) {
+        std::fprintf(stderr, "[commsched]     candidate %-12s not used: %s\n", cr.strategy,
+                     cr.rejected);
+      } else {
+        std::fprintf(stderr, "[commsched]     candidate %-12s predicted %s, measured %s\n",
+                     cr.strategy, seconds_text(cr.predicted_s).c_str(),
+                     seconds_text(cr.measured_s).c_str());
+      }
+    }
   }
 }
 

@@ -9,6 +9,17 @@
 
 namespace commsched::intercept {
 
+/// One strategy `auto` considered for a pattern: its prediction and, when tried, its
+/// measurement (median over ranks' maximum, seconds per call).
+struct CandidateRecord {
+  char strategy[24] = {};
+  double predicted_s = -1;
+  double measured_s = -1;
+  char rejected[64] = {};  ///< why it was not used, empty when it was a candidate
+};
+
+constexpr int kMaxCandidateRecords = 8;
+
 /// Plain bytes so records travel in one PMPI_Gatherv.
 struct PatternRecord {
   std::int64_t comm_root = 0;     ///< world rank of the communicator's rank 0
@@ -24,6 +35,8 @@ struct PatternRecord {
   double time_optimised_s = 0;
   char strategy[32] = {};
   char note[96] = {};             ///< why a pattern stayed native, when it did
+  std::int64_t candidate_count = 0;
+  CandidateRecord candidates[kMaxCandidateRecords];
 };
 
 struct ReportHeader {

@@ -21,4 +21,78 @@ std::string_view choose_auto(const core::CommMatrix& m) {
   return "color";
 }
 
+namespace {
+
+// Largest staging any rank needs: bytes it receives that are bound elsewhere.
+Bytes max_rank_staging(const core::Plan& p) {
+  std::vector<Bytes> per(static_cast<std::size_t>(p.n), 0);
+  for (const core::Phase& ph : p.phases)
+    for (const core::Transfer& t : ph.transfers)
+      for (const core::Piece& piece : t.pieces)
+        if (piece.orig_dst != t.to) per[static_cast<std::size_t>(t.to)] += piece.length;
+  return per.empty() ? 0 : *std::max_element(per.begin(), per.end());
+}
+
+CandidatePlan make(const core::CommMatrix& m, std::string_view id, const plan::Options& options,
+                   const Predictor& predict, Bytes max_staging) {
+  CandidatePlan c;
+  c.id = std::string(id);
+  const plan::Strategy* s = plan::find_strategy(id);
+  if (s && s->plan) {
+    c.plan = s->plan(m, options);
+    const core::Validation v = core::validate(c.plan, m);
+    if (!v.ok) {
+      c.rejected = "invalid plan: " + v.error;
+    } else if (const Bytes st = max_rank_staging(c.plan); st > max_staging) {
+      c.rejected = "needs " + std::to_string(st) + " staging bytes on a rank, above " +
+                   "COMMSCHED_MAX_STAGING=" + std::to_string(max_staging);
+    }
+  }
+  if (c.rejected.empty() && predict) c.predicted_s = predict(s && s->plan ? &c.plan : nullptr);
+  return c;
+}
+
+}  // namespace
+
+std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,
+                                           const plan::Options& options,
+                                           const std::vector<std::string>& allowed,
+                                           const Predictor& predict, std::size_t keep,
+                                           Bytes max_staging) {
+  std::vector<CandidatePlan> out;
+  if (strategy != "auto") {
+    out.push_back(make(m, strategy, options, predict, max_staging));
+    if (strategy != "native") out.push_back(make(m, "native", options, predict, max_staging));
+    return out;
+  }
+  if (!predict) {
+    const std::string_view rule = choose_auto(m);
+    out.push_back(make(m, rule, options, predict, max_staging));
+    if (rule != "native") out.push_back(make(m, "native", options, predict, max_staging));
+    return out;
+  }
+  std::vector<CandidatePlan> all;
+  for (const plan::Strategy& s : plan::strategies()) {
+    if (s.id == "native") continue;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), s.id) == allowed.end())
+      continue;
+    all.push_back(make(m, s.id, options, predict, max_staging));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const CandidatePlan& a, const CandidatePlan& b) {
+    if (a.rejected.empty() != b.rejected.empty()) return a.rejected.empty();
+    return a.predicted_s < b.predicted_s;
+  });
+  for (std::size_t i = 0; i < all.size() && out.size() < keep; ++i)
+    if (all[i].rejected.empty()) out.push_back(std::move(all[i]));
+  CandidatePlan native = make(m, "native", options, predict, max_staging);
+  // Native goes where its prediction puts it, so the best predicted candidate runs first.
+  const auto pos = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& c) {
+    return c.predicted_s > native.predicted_s;
+  });
+  out.insert(pos, std::move(native));
+  for (auto& c : all)
+    if (!c.rejected.empty()) out.push_back(std::move(c));
+  return out;
+}
+
 }  // namespace commsched::learn
