@@ -150,6 +150,34 @@ void ensure_setup() {
   setup(provided);
 }
 
+// Node of every rank: the shared-memory domains MPI reports, numbered by their lowest rank, or
+// `fake` consecutive blocks of ranks (tests and what-if runs on one machine).
+void detect_nodes(CommState& cs, int fake) {
+  cs.topology.node_of.assign(static_cast<std::size_t>(cs.size), 0);
+  if (fake > 0) {
+    for (int r = 0; r < cs.size; ++r)
+      cs.topology.node_of[static_cast<std::size_t>(r)] =
+          static_cast<int>(static_cast<long long>(r) * std::min(fake, cs.size) / cs.size);
+    return;
+  }
+  MPI_Comm node = MPI_COMM_NULL;
+  int leader = cs.rank;
+  if (PMPI_Comm_split_type(cs.dup, MPI_COMM_TYPE_SHARED, cs.rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    PMPI_Allreduce(&cs.rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+  }
+  std::vector<int> leaders(static_cast<std::size_t>(cs.size));
+  PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, cs.dup);
+  std::vector<int> index(static_cast<std::size_t>(cs.size), -1);
+  int nodes = 0;
+  for (int r = 0; r < cs.size; ++r) {
+    int& id = index[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
+    if (id < 0) id = nodes++;
+    cs.topology.node_of[static_cast<std::size_t>(r)] = id;
+  }
+}
+
 // First Alltoallv on `comm` (collective there): private duplicate and a communicator id that
 // every member agrees on, for the report.
 CommState* state_for(MPI_Comm comm) {
@@ -173,6 +201,7 @@ CommState* state_for(MPI_Comm comm) {
     PMPI_Bcast(id, 2, MPI_INT64_T, 0, st->dup);
     st->comm_root = id[0];
     st->comm_serial = id[1];
+    detect_nodes(*st, s.cfg.fake_nodes);
   }
   CommState* raw = st.get();
   s.comms.emplace(comm, std::move(st));

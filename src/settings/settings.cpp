@@ -63,6 +63,9 @@ constexpr std::array kSpecs{
     Spec{"TRACE_LIMIT", "size", "64M",
          "Largest trace file per rank, in bytes with an optional K, M or G suffix."},
     Spec{"TRACE_SIGNAL", "bool", "0", "`1`: `SIGUSR1` makes every rank flush its trace mid-run."},
+    Spec{"FAKE_NODES", "int", "0",
+         "For tests and what-if runs: pretend each communicator's ranks sit on this many nodes "
+         "(consecutive blocks of ranks); `0` detects nodes from MPI (shared-memory domains)."},
 };
 
 // ---- value helpers ----------------------------------------------------------------------
@@ -358,6 +361,14 @@ void apply_trace_signal(const Spec& spec, std::string_view value, Settings& s, R
   apply_bool(spec, value, s.trace_signal, r);
 }
 
+void apply_fake_nodes(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const auto n = parse_integer<int>(value, 10);
+  if (n && *n >= 0 && *n <= 1000000)
+    s.fake_nodes = *n;
+  else
+    r.bad_value_keep_default(spec, value, "a whole number from 0 to 1000000");
+}
+
 struct Rule {
   std::string_view key;
   Apply apply;
@@ -381,6 +392,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"TRACE", apply_trace},
     {"TRACE_LIMIT", apply_trace_limit},
     {"TRACE_SIGNAL", apply_trace_signal},
+    {"FAKE_NODES", apply_fake_nodes},
 }};
 
 constexpr bool rules_match_specs() {

@@ -33,6 +33,7 @@ struct Settings {
   std::string trace_dir;              ///< COMMSCHED_TRACE: directory for per-rank traces
   std::uint64_t trace_limit = 64ull << 20;  ///< COMMSCHED_TRACE_LIMIT: bytes per rank's trace
   bool trace_signal = false;          ///< COMMSCHED_TRACE_SIGNAL: SIGUSR1 flushes a report
+  int fake_nodes = 0;                 ///< COMMSCHED_FAKE_NODES: 0 detects nodes from MPI
 };
 
 /// One row of the spec table.

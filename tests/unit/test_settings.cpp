@@ -42,7 +42,8 @@ bool same(const Settings& a, const Settings& b) {
          a.seed == b.seed && a.machine == b.machine && a.trial == b.trial &&
          a.trial_calls == b.trial_calls && a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
-         a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal;
+         a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
+         a.fake_nodes == b.fake_nodes;
 }
 
 std::string upper(std::string_view s) {
@@ -84,7 +85,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
-                                              "TRACE_SIGNAL"}));
+                                              "TRACE_SIGNAL", "FAKE_NODES"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -251,7 +252,7 @@ const BadValue kBadValues[] = {
     {"TRIAL_CALLS", "x"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
     {"CANDIDATES", "color,"}, {"MAX_STAGING", "12Q"}, {"MAX_STAGING", "-1"},
     {"MAX_STAGING", "99999999999999999999G"}, {"MAX_STAGING", "M"}, {"TRACE_LIMIT", "1.5M"},
-    {"TRACE_LIMIT", ""},
+    {"TRACE_LIMIT", ""}, {"FAKE_NODES", "-2"}, {"FAKE_NODES", "two"},
     // ENABLE / LP_BARRIER
     {"ENABLE", ""}, {"ENABLE", " "}, {"ENABLE", "2"}, {"ENABLE", "-1"}, {"ENABLE", "maybe"},
     {"ENABLE", "truee"}, {"ENABLE", "1 "}, {"ENABLE", " 1"}, {"ENABLE", "\xff\xfe"},
