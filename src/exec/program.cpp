@@ -20,10 +20,9 @@ class Compiler {
   Compiler(const core::CommMatrix& m, Rank rank) : m_(m), rank_(rank) {}
 
   // Where the bytes [off, off+len) of message src->dst are on this rank, appended to `out`.
-  void source_segments(const core::Piece& p, std::vector<Segment>& out, bool& partial) const {
+  void source_segments(const core::Piece& p, std::vector<Segment>& out) const {
     if (p.orig_src == rank_) {
       const bool whole = p.offset == 0 && p.length == m_.at(p.orig_src, p.orig_dst);
-      partial = partial || !whole;
       out.push_back({Area::send_msg, p.orig_dst, p.offset, p.length, whole});
       return;
     }
@@ -42,10 +41,9 @@ class Compiler {
   }
 
   // Where arriving bytes of piece `p` go on this rank.
-  void sink_segments(const core::Piece& p, std::vector<Segment>& out, bool& partial) {
+  void sink_segments(const core::Piece& p, std::vector<Segment>& out) {
     if (p.orig_dst == rank_) {
       const bool whole = p.offset == 0 && p.length == m_.at(p.orig_src, p.orig_dst);
-      partial = partial || !whole;
       out.push_back({Area::recv_msg, p.orig_src, p.offset, p.length, whole});
       return;
     }
@@ -79,7 +77,7 @@ RankProgram compile(const core::Plan& plan, const core::CommMatrix& m, Rank rank
     for (const core::Transfer& t : plan.phases[k].transfers) {
       if (t.from != rank) continue;
       std::vector<Segment> from;
-      for (const core::Piece& piece : t.pieces) c.source_segments(piece, from, p.sends_partial);
+      for (const core::Piece& piece : t.pieces) c.source_segments(piece, from);
       if (t.to == rank) {
         step.copies.push_back({std::move(from), {}});
       } else {
@@ -90,7 +88,7 @@ RankProgram compile(const core::Plan& plan, const core::CommMatrix& m, Rank rank
     for (const core::Transfer& t : plan.phases[k].transfers) {
       if (t.to != rank) continue;
       std::vector<Segment> to;
-      for (const core::Piece& piece : t.pieces) c.sink_segments(piece, to, p.recvs_partial);
+      for (const core::Piece& piece : t.pieces) c.sink_segments(piece, to);
       if (t.from == rank) {
         step.copies[self_copy++].to = std::move(to);
       } else {
@@ -99,6 +97,20 @@ RankProgram compile(const core::Plan& plan, const core::CommMatrix& m, Rank rank
     }
   }
   p.staging_bytes = c.staging();
+  // Only an op carrying exactly one whole user message can use the user's datatype directly.
+  auto raw = [](const std::vector<Segment>& segs, Area area, bool own_op) {
+    return std::any_of(segs.begin(), segs.end(), [&](const Segment& s) {
+      return s.area == area && !(own_op && segs.size() == 1 && s.whole);
+    });
+  };
+  for (const Step& st : p.steps) {
+    for (const Op& op : st.sends) p.reads_send_bytes |= raw(op.segments, Area::send_msg, true);
+    for (const Op& op : st.recvs) p.writes_recv_bytes |= raw(op.segments, Area::recv_msg, true);
+    for (const LocalCopy& lc : st.copies) {
+      p.reads_send_bytes |= raw(lc.from, Area::send_msg, false);
+      p.writes_recv_bytes |= raw(lc.to, Area::recv_msg, false);
+    }
+  }
   return p;
 }
 

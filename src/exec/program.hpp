@@ -52,8 +52,12 @@ struct RankProgram {
   std::vector<Step> steps;       ///< one per plan phase (possibly empty for this rank)
   Bytes staging_bytes = 0;       ///< staging this rank needs (forwarded pieces only)
   bool barrier_between_steps = false;
-  bool sends_partial = false;    ///< some send segment is part of a user message
-  bool recvs_partial = false;    ///< some receive segment is part of a user message
+  /// Some outgoing user message is read as raw bytes (split, combined with others in one
+  /// transfer, or copied locally), not sent whole with its datatype: a non-contiguous send
+  /// datatype then needs a packed copy.
+  bool reads_send_bytes = false;
+  /// The same for incoming user messages and the receive datatype.
+  bool writes_recv_bytes = false;
 };
 
 /// Compiles `plan` (already validated against `m`) for `rank`.

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,8 @@ struct Pattern {
   std::vector<Candidate> usable;
   std::vector<std::pair<std::string, std::string>> rejected;  // (id, why)
   learn::Trial trial{{}, 1, 0};
-  bool pack_send_if_noncontig = false;  // some candidate splits messages of this rank
-  bool pack_recv_if_noncontig = false;
+  bool pack_send_if_noncontig = false;  // some candidate reads this rank's messages as bytes
+  bool pack_recv_if_noncontig = false;  // ... or writes its incoming messages as bytes
   PatternRecord record;
 
   const Candidate& running() const { return usable[trial.current()]; }
@@ -90,6 +91,13 @@ struct Global {
   boost::container::flat_map<MPI_Comm, std::unique_ptr<CommState>> comms;
   std::vector<PatternRecord> retired;  // records of communicators already freed
   std::int64_t retired_unlearned = 0;
+  std::int64_t fallbacks = 0;  // calls or patterns that fell back to native after a failure
+  // COMMSCHED_FAULT: internal errors injected at one site, each a local failure that the
+  // agreement must turn into a consistent fallback.
+  std::string fault_site;
+  double fault_probability = 0;
+  std::mt19937_64 fault_rng;
+  std::int64_t faults_injected = 0;
 };
 
 Global& g() {
@@ -98,6 +106,18 @@ Global& g() {
 }
 
 constexpr std::size_t kMaxPatternsPerComm = 64;
+
+// True when COMMSCHED_FAULT injects a failure at `site` now.
+bool fault(std::string_view site) {
+  Global& s = g();
+  if (s.fault_probability <= 0 || site != s.fault_site) return false;
+  if (std::uniform_real_distribution<double>(0, 1)(s.fault_rng) >= s.fault_probability) return false;
+  ++s.faults_injected;
+  core::log_warn_once("fault-" + s.fault_site,
+                      "COMMSCHED_FAULT injected an internal error at '" + s.fault_site +
+                          "'; the ranks fall back to native together (one warning per site)");
+  return true;
+}
 
 double now() { return PMPI_Wtime(); }
 
@@ -130,6 +150,10 @@ void setup(int provided) {
   if (s.world_rank == 0)
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.active = s.cfg.enable;
+  s.fault_site = s.cfg.fault_site;
+  s.fault_probability = s.cfg.fault_probability;
+  // Ranks draw differently, so a fault hits some ranks and not others, as real ones do.
+  s.fault_rng.seed(s.cfg.fault_seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s.world_rank + 1)));
   if (s.active && provided == MPI_THREAD_MULTIPLE) {
     s.active = false;
     core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
@@ -236,7 +260,7 @@ bool gather_matrix(CommState& cs, core::CommMatrix& out) {
                      all[first + static_cast<std::size_t>(k) + 1]});
     if (!out.set_row(i, std::move(row))) return false;
   }
-  return true;
+  return !fault("gather");
 }
 
 plan::Options plan_options(const settings::Settings& cfg, const core::Topology& topo) {
@@ -304,6 +328,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.nonzeros = static_cast<std::int64_t>(p->matrix.nonzeros());
   r.bytes = static_cast<std::int64_t>(p->matrix.total_bytes());
 
+  const bool plan_failed = fault("plan");
   std::vector<learn::CandidatePlan> plans = learn::plan_candidates(
       p->matrix, s.cfg.strategy, plan_options(s.cfg, cs.topology), s.cfg.candidates,
       learn::Predictor{}, 3, s.cfg.max_staging);
@@ -325,10 +350,17 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
         for (const exec::Op& op : st.sends) fits = fits && op.bytes <= INT_MAX;
         for (const exec::Op& op : st.recvs) fits = fits && op.bytes <= INT_MAX;
       }
-      p->pack_send_if_noncontig = p->pack_send_if_noncontig || c.program.sends_partial;
-      p->pack_recv_if_noncontig = p->pack_recv_if_noncontig || c.program.recvs_partial;
+      // Staging is allocated once per pattern and reused by every call.
+      try {
+        c.staging.resize(c.program.staging_bytes);
+      } catch (const std::bad_alloc&) {
+        fits = 0;
+      }
+      if (fault("staging")) fits = 0;
+      p->pack_send_if_noncontig = p->pack_send_if_noncontig || c.program.reads_send_bytes;
+      p->pack_recv_if_noncontig = p->pack_recv_if_noncontig || c.program.writes_recv_bytes;
     }
-    ok.push_back(fits);
+    ok.push_back(fits && !plan_failed);
     p->usable.push_back(std::move(c));
   }
   // This rank's receive counts must be the matrix column, or the user's counts disagree
@@ -336,7 +368,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   int consistent = 1;
   for (int j = 0; j < cs.size; ++j)
     if (p->matrix.at(j, cs.rank) != cs.recv_bytes[static_cast<std::size_t>(j)]) consistent = 0;
-  ok.push_back(consistent);
+  ok.push_back(consistent && !plan_failed);
   if (!consistent) copy_note(r.note, "receive counts disagree with the senders' counts");
   cs.patterns.push_back(std::move(p));
   return cs.patterns.back().get();
@@ -349,7 +381,8 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
     if (all_ok[i] || p.usable[i].native) {
       keep.push_back(std::move(p.usable[i]));
     } else {
-      p.rejected.emplace_back(p.usable[i].id, "a message exceeds 2 GiB");
+      p.rejected.emplace_back(p.usable[i].id, "could not be set up on every rank");
+      ++g().fallbacks;
     }
   }
   p.usable = std::move(keep);
@@ -364,7 +397,6 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
   // After the decision, the runner-up is re-measured every 200 calls.
   p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200)
                   : learn::Trial::decided_for(std::move(tc), 0);
-  for (Candidate& c : p.usable) c.staging.resize(c.program.staging_bytes);
 }
 
 // Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte
@@ -408,6 +440,9 @@ bool unpack_side(Side& side, int n, const std::vector<Bytes>& bytes, MPI_Comm co
 // Readies this call's buffers for the pattern's candidates: in-place sends and split messages
 // of non-contiguous datatypes go through packed copies (native candidates ignore them).
 bool prepare(CommState& cs, const Pattern& p, bool in_place, Side& send, Side& recv) {
+  const bool plans = std::any_of(p.usable.begin(), p.usable.end(),
+                                 [](const Candidate& c) { return !c.native; });
+  if (plans && (fault("send") || fault("recv"))) return false;
   if (in_place || (p.pack_send_if_noncontig && !send.contiguous))
     if (!pack_side(send, cs.size, cs.send_bytes, cs.dup, true)) return false;
   if (p.pack_recv_if_noncontig && !recv.contiguous)
@@ -489,6 +524,8 @@ void before_finalize() {
     PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
     h.strategy_setting = s.cfg.strategy;
     h.warnings = s.warnings;
+    h.faults_injected = s.faults_injected;
+    h.fallbacks = s.fallbacks;
     write_report(MPI_COMM_WORLD, recs, h, s.cfg.report_path,
                  s.cfg.log_level >= core::LogLevel::warn);
     s.active = false;  // nothing after finalize
@@ -551,6 +588,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     // One small agreement per call, MAX-reduced: minus the vote (the learning streak, or "my
     // counts are the learned ones and I can run") and the previous call's time on this rank,
     // whose maximum over ranks feeds auto's trial.
+    if (!can_run && cs.learner.optimised()) ++s.fallbacks;
     const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, can_run);
     if (cs.learner.learning() && cs.learner.streak() == 1) {
       cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
@@ -573,7 +611,8 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (gather_matrix(cs, m)) {
         try {
           p = learn_pattern(cs, std::move(m), ok);
-          if (ok.back()) ok.back() = can_run && prepare(cs, *p, in_place, send, recv);
+          // Whether this call can run a plan now: a passing failure leaves the pattern learned.
+          ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
         } catch (const std::bad_alloc&) {
           p = nullptr;
         }
@@ -589,9 +628,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         ok.resize(static_cast<std::size_t>(max_count), 0);
         PMPI_Allreduce(ok.data(), all.data(), max_count, MPI_INT, MPI_MIN, cs.dup);
       }
-      all_ok = all_ok && all.back() == 1;
+      all_ok = all_ok && all[all.size() - 2] == 1;
+      const bool run_now = all_ok && all.back() == 1;
+      if (!run_now) ++s.fallbacks;
       if (all_ok && p->trial.candidates().empty()) {
-        all.pop_back();
+        all.resize(all.size() - 2);
         settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls);
         core::log_info_once(
             "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
@@ -601,6 +642,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                 (p->trial.decided() ? "strategy " + p->running().id
                                     : "trying " + std::to_string(p->usable.size()) +
                                           " candidates, first " + p->running().id));
+      }
+      if (!all_ok && p && p->trial.candidates().empty()) {
+        // Not learned everywhere: forget it on every rank that planned it, so the pattern
+        // caches of all ranks stay identical.
+        cs.patterns.pop_back();
+        p = nullptr;
       }
       cs.current = all_ok ? p : nullptr;
       // A pattern whose only choice is native needs no plan state: pin it.
@@ -612,7 +659,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       }
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
-      action = all_ok ? learn::Action::run_plan : learn::Action::native;
+      action = run_now ? learn::Action::run_plan : learn::Action::native;
     }
     Pattern* p = cs.current;
     if (p && (action == learn::Action::run_plan ||
@@ -645,6 +692,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (cs.learner.learning()) {
       ++cs.streak_calls;
       cs.streak_seconds += now() - t0;
+    } else if (p) {  // learned, but this call could not run a plan on every rank
+      ++p->record.calls;
+      p->record.time_native_s += now() - t0;
     } else {
       ++cs.unlearned_calls;
     }

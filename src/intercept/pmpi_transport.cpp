@@ -78,17 +78,8 @@ void PmpiTransport::post_send(std::size_t step, const exec::Op& op) {
 }
 
 void PmpiTransport::copy_local(const exec::LocalCopy& c) {
-  if (c.from.size() == 1 && c.to.size() == 1 && c.from[0].whole && c.to[0].whole &&
-      c.from[0].area == exec::Area::send_msg && c.to[0].area == exec::Area::recv_msg &&
-      !send_.packed && !recv_.packed && !(send_.contiguous && recv_.contiguous)) {
-    // A whole self message between datatypes: let MPI convert, exactly as native would.
-    const auto sp = static_cast<std::size_t>(c.from[0].peer);
-    const auto rp = static_cast<std::size_t>(c.to[0].peer);
-    check(PMPI_Sendrecv(send_.base + send_.displs[sp] * send_.extent, send_.counts[sp], send_.type,
-                        rank_, 32001, recv_.base + recv_.displs[rp] * recv_.extent,
-                        recv_.counts[rp], recv_.type, rank_, 32001, comm_, MPI_STATUS_IGNORE));
-    return;
-  }
+  // Local copies always work on bytes: the program flags them, so a non-contiguous datatype's
+  // side is packed (DESIGN: whole messages keep their datatype only in their own wire op).
   // Byte copy through a scratch buffer (sources and sinks may overlap in staging).
   std::vector<std::uint8_t> buf;
   for (const exec::Segment& s : c.from) {

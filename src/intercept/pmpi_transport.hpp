@@ -20,7 +20,7 @@ struct Side {
   int type_size = 0;
   bool contiguous = false;       ///< count elements of `type` are type_size*count plain bytes
   /// When set, whole messages live packed here at byte offsets `packed_offset[peer]` (used for
-  /// in-place sends and for split messages of non-contiguous types).
+  /// in-place sends, and for non-contiguous types whose messages the plan uses as raw bytes).
   bool packed = false;
   std::vector<std::uint8_t> packed_bytes;
   std::vector<std::size_t> packed_offset;

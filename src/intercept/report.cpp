@@ -50,7 +50,9 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
   o.precision(9);
   o << "{\"commsched_version\":\"0.1.0\",\"ranks\":" << h.ranks
     << ",\"strategy_setting\":" << json_string(h.strategy_setting)
-    << ",\"unlearned_calls\":" << h.unlearned_calls << ",\"patterns\":[";
+    << ",\"unlearned_calls\":" << h.unlearned_calls
+    << ",\"faults_injected\":" << h.faults_injected << ",\"fallbacks\":" << h.fallbacks
+    << ",\"patterns\":[";
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const PatternRecord& r = recs[i];
     o << (i ? "," : "") << "{\"comm\":\"" << r.comm_root << "." << r.comm_serial
@@ -84,8 +86,13 @@ std::string seconds_text(double s) {
 }
 
 void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
-  std::fprintf(stderr, "[commsched] report: %zu learned pattern(s), strategy setting '%s', %lld unlearned call(s)\n",
+  std::fprintf(stderr,
+               "[commsched] report: %zu learned pattern(s), strategy setting '%s', %lld unlearned "
+               "call(s)\n",
                recs.size(), h.strategy_setting.c_str(), static_cast<long long>(h.unlearned_calls));
+  if (h.faults_injected > 0 || h.fallbacks > 0)
+    std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
+                 static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
   for (const PatternRecord& r : recs) {
     std::fprintf(stderr,
                  "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"
@@ -134,14 +141,20 @@ void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const 
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
+  const std::int64_t mine_counts[2] = {header.faults_injected, header.fallbacks};
+  std::int64_t sums[2] = {0, 0};
+  PMPI_Reduce(mine_counts, sums, 2, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return;
+  ReportHeader h = header;
+  h.faults_injected = sums[0];
+  h.fallbacks = sums[1];
   const std::vector<PatternRecord> recs = merge(all);
-  if (print) print_summary(recs, header);
+  if (print) print_summary(recs, h);
   if (json_path.empty()) return;
   const std::string tmp = json_path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
-    f << to_json(recs, header);
+    f << to_json(recs, h);
     if (!f) {
       core::log_warn("cannot write COMMSCHED_REPORT '" + json_path + "'; no JSON report written");
       std::remove(tmp.c_str());

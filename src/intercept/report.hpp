@@ -44,6 +44,8 @@ struct ReportHeader {
   std::string strategy_setting;
   std::vector<std::string> warnings;
   std::int64_t unlearned_calls = 0;  ///< native calls that never became part of a pattern
+  std::int64_t faults_injected = 0;  ///< this rank's; summed over ranks in the report
+  std::int64_t fallbacks = 0;        ///< this rank's; summed over ranks in the report
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary

@@ -66,6 +66,9 @@ constexpr std::array kSpecs{
     Spec{"FAKE_NODES", "int", "0",
          "For tests and what-if runs: pretend each communicator's ranks sit on this many nodes "
          "(consecutive blocks of ranks); `0` detects nodes from MPI (shared-memory domains)."},
+    Spec{"FAULT", "choice", "",
+         "Testing only: `SITE:PROBABILITY[:SEED]` injects internal errors at `plan`, `gather`, "
+         "`staging`, `send` or `recv`; the library must fall back to native consistently."},
 };
 
 // ---- value helpers ----------------------------------------------------------------------
@@ -369,6 +372,33 @@ void apply_fake_nodes(const Spec& spec, std::string_view value, Settings& s, Rep
     r.bad_value_keep_default(spec, value, "a whole number from 0 to 1000000");
 }
 
+void apply_fault(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const std::string what =
+      "SITE:PROBABILITY[:SEED] with SITE one of plan, gather, staging, send, recv and "
+      "PROBABILITY in [0, 1]";
+  const std::size_t c1 = value.find(':');
+  if (c1 == std::string_view::npos) return r.bad_value(spec.key, value, what, "using the default (no faults injected)");
+  const std::string_view site = value.substr(0, c1);
+  std::string_view rest = value.substr(c1 + 1);
+  std::string_view seed_text;
+  if (const std::size_t c2 = rest.find(':'); c2 != std::string_view::npos) {
+    seed_text = rest.substr(c2 + 1);
+    rest = rest.substr(0, c2);
+  }
+  double p = -1;
+  const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), p);
+  const bool p_ok = !rest.empty() && ec == std::errc{} && ptr == rest.data() + rest.size() &&
+                    std::isfinite(p) && p >= 0 && p <= 1;
+  const auto seed = seed_text.empty() ? std::optional<std::uint64_t>(1)
+                                      : parse_integer<std::uint64_t>(seed_text, 10);
+  const bool site_ok = std::find(std::begin(kFaultSites), std::end(kFaultSites), site) !=
+                       std::end(kFaultSites);
+  if (!site_ok || !p_ok || !seed) return r.bad_value(spec.key, value, what, "using the default (no faults injected)");
+  s.fault_site = site;
+  s.fault_probability = p;
+  s.fault_seed = *seed;
+}
+
 struct Rule {
   std::string_view key;
   Apply apply;
@@ -393,6 +423,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"TRACE_LIMIT", apply_trace_limit},
     {"TRACE_SIGNAL", apply_trace_signal},
     {"FAKE_NODES", apply_fake_nodes},
+    {"FAULT", apply_fault},
 }};
 
 constexpr bool rules_match_specs() {

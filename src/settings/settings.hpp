@@ -34,7 +34,13 @@ struct Settings {
   std::uint64_t trace_limit = 64ull << 20;  ///< COMMSCHED_TRACE_LIMIT: bytes per rank's trace
   bool trace_signal = false;          ///< COMMSCHED_TRACE_SIGNAL: SIGUSR1 flushes a report
   int fake_nodes = 0;                 ///< COMMSCHED_FAKE_NODES: 0 detects nodes from MPI
+  std::string fault_site;             ///< COMMSCHED_FAULT: site to inject internal errors at
+  double fault_probability = 0;       ///< ... with this probability per visit
+  std::uint64_t fault_seed = 1;       ///< ... drawn from this seed (mixed with the rank)
 };
+
+/// Sites COMMSCHED_FAULT can name.
+inline constexpr std::string_view kFaultSites[] = {"plan", "gather", "staging", "send", "recv"};
 
 /// One row of the spec table.
 struct Spec {

@@ -103,13 +103,36 @@ TEST(Executor, SplitMessagesAreMarkedPartial) {
   ASSERT_TRUE(cs::core::validate(plan, m).ok);
   const auto p0 = cs::exec::compile(plan, m, 0);
   const auto p1 = cs::exec::compile(plan, m, 1);
-  EXPECT_TRUE(p0.sends_partial);
-  EXPECT_TRUE(p1.recvs_partial);
+  EXPECT_TRUE(p0.reads_send_bytes);
+  EXPECT_TRUE(p1.writes_recv_bytes);
   cs::exec::InProcessWorld world(m, 7);
   std::string err;
   std::vector<cs::exec::RankProgram> progs{p0, p1};
   ASSERT_TRUE(world.run(progs, err)) << err;
   EXPECT_TRUE(world.delivered_exactly(err)) << err;
+}
+
+TEST(Executor, WholeMessagesKeepTheirDatatypeOnlyInTheirOwnOp) {
+  // 0 -> 1 whole and alone: the user's datatype can be used. 0 -> 0 (a local copy) and two
+  // messages combined in one transfer through 2 need raw bytes.
+  const auto m = cs::core::CommMatrix::from_dense(3, std::vector<Bytes>{4, 4, 0, 0, 0, 0, 0, 0, 0});
+  cs::core::Plan direct{"d", 3, {}, false, false};
+  direct.phases.resize(1);
+  cs::core::add_piece(direct.phases[0], 0, 1, {0, 1, 0, 4});
+  cs::core::add_piece(direct.phases[0], 0, 0, {0, 0, 0, 4});
+  ASSERT_TRUE(cs::core::validate(direct, m).ok);
+  EXPECT_TRUE(cs::exec::compile(direct, m, 0).reads_send_bytes);  // the local copy
+  EXPECT_FALSE(cs::exec::compile(direct, m, 1).writes_recv_bytes);
+  const auto m2 = cs::core::CommMatrix::from_dense(3, std::vector<Bytes>{0, 4, 4, 0, 0, 0, 0, 0, 0});
+  cs::core::Plan via{"v", 3, {}, false, false};
+  via.phases.resize(2);
+  cs::core::add_piece(via.phases[0], 0, 2, {0, 1, 0, 4});
+  cs::core::add_piece(via.phases[0], 0, 2, {0, 2, 0, 4});
+  cs::core::add_piece(via.phases[1], 2, 1, {0, 1, 0, 4});
+  ASSERT_TRUE(cs::core::validate(via, m2).ok);
+  EXPECT_TRUE(cs::exec::compile(via, m2, 0).reads_send_bytes);    // two messages in one op
+  EXPECT_TRUE(cs::exec::compile(via, m2, 2).writes_recv_bytes);   // 0->2 arrives with 0->1
+  EXPECT_FALSE(cs::exec::compile(via, m2, 1).writes_recv_bytes);  // 0->1 arrives alone
 }
 
 TEST(Executor, BrokenProgramIsCaught) {

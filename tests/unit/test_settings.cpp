@@ -43,7 +43,8 @@ bool same(const Settings& a, const Settings& b) {
          a.trial_calls == b.trial_calls && a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
-         a.fake_nodes == b.fake_nodes;
+         a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
+         a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
 
 std::string upper(std::string_view s) {
@@ -85,7 +86,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
-                                              "TRACE_SIGNAL", "FAKE_NODES"}));
+                                              "TRACE_SIGNAL", "FAKE_NODES", "FAULT"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -253,6 +254,7 @@ const BadValue kBadValues[] = {
     {"CANDIDATES", "color,"}, {"MAX_STAGING", "12Q"}, {"MAX_STAGING", "-1"},
     {"MAX_STAGING", "99999999999999999999G"}, {"MAX_STAGING", "M"}, {"TRACE_LIMIT", "1.5M"},
     {"TRACE_LIMIT", ""}, {"FAKE_NODES", "-2"}, {"FAKE_NODES", "two"},
+    {"FAULT", "plan"}, {"FAULT", "nowhere:0.5"}, {"FAULT", "send:1.5"}, {"FAULT", "recv:0.5:x"},
     // ENABLE / LP_BARRIER
     {"ENABLE", ""}, {"ENABLE", " "}, {"ENABLE", "2"}, {"ENABLE", "-1"}, {"ENABLE", "maybe"},
     {"ENABLE", "truee"}, {"ENABLE", "1 "}, {"ENABLE", " 1"}, {"ENABLE", "\xff\xfe"},
@@ -305,6 +307,14 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(p.settings.max_staging, 3u << 20);
   EXPECT_EQ(p.settings.trace_limit, 1024u);
   EXPECT_FALSE(p.settings.trial);
+}
+
+TEST(Settings, FaultSpec) {
+  Parsed p = parse_env({{"COMMSCHED_FAULT", "staging:0.25:42"}});
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(p.settings.fault_site, "staging");
+  EXPECT_DOUBLE_EQ(p.settings.fault_probability, 0.25);
+  EXPECT_EQ(p.settings.fault_seed, 42u);
 }
 
 TEST(Settings, MessageWording) {
