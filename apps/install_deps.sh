@@ -3,7 +3,8 @@
 # Skips apt-get entirely when everything is already there, so it also works without root then.
 set -euo pipefail
 packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
-          gfortran python3)
+          gfortran python3 libtoml11-dev
+          clang)  # clang: libFuzzer for the trace reader fuzz test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #pragma once
 /// The strategy registry: every planner, by the id users type in COMMSCHED_STRATEGY.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -31,6 +32,15 @@ struct Options {
   bool barrier_between_phases = false;
   /// Node and cluster of every rank; nullptr: flat (every rank its own node, one cluster).
   const core::Topology* topology = nullptr;
+  /// Expected seconds to send `bytes` from src to dst (e.g. α + β·bytes of the link class, from
+  /// cost::pair_time). Empty: planners work on bytes. maxmin, maxsum, unif and bvn then plan on
+  /// the expected-time matrix, the "adapted" algorithms of 003 §4.1.
+  std::function<double(Rank src, Rank dst, Bytes bytes)> pair_time;
+  /// mesh2d, grid3d, hypercube (the hybrids of 004 §3.2): messages of at least this many bytes
+  /// go direct in the first phase, smaller ones are combined along the virtual topology.
+  /// 0: automatic, the crossover α / (β·(hops − 1)) where a message's extra forwarded bytes
+  /// cost more than the startup it saves. The *_pure variants ignore it and route everything.
+  Bytes direct_threshold = 0;
 };
 
 using Planner = core::Plan (*)(const core::CommMatrix&, const Options&);

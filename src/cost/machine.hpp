@@ -1,0 +1,99 @@
+#pragma once
+/// The machine model: α and β per link class, a shared NIC per node, how inter-cluster links are
+/// shared (paper 003 §2.2), and the cluster layout; read from TOML machine files.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/topology.hpp"
+#include "core/types.hpp"
+
+namespace commsched::cost {
+
+/// How two ranks are connected, cheapest first.
+enum class LinkClass : std::uint8_t { self = 0, node = 1, cluster = 2, inter = 3 };
+inline constexpr std::array<std::string_view, 4> kLinkClassNames{"self", "node", "cluster",
+                                                                  "inter"};
+
+/// Linear cost of one message on a link: alpha_s + bytes * beta_s_per_byte seconds.
+struct Link {
+  double alpha_s = 0.0;
+  double beta_s_per_byte = 0.0;
+  friend bool operator==(const Link&, const Link&) = default;
+};
+
+/// One [[cluster]] entry of a machine file: the nodes whose host name matches one of `hosts`
+/// (shell patterns with * and ?), or whose node index lies in [first_node, last_node].
+struct ClusterSpec {
+  std::string name;
+  std::vector<std::string> hosts;
+  int first_node = -1;
+  int last_node = -1;
+  friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
+};
+
+struct Machine {
+  std::string name;         ///< preset name or file stem
+  std::string description;  ///< one line
+  std::array<Link, 4> link{};  ///< indexed by LinkClass
+  /// Ranks of one node share a NIC: the node's off-node traffic (each direction) is at most
+  /// 1 / node_beta bytes per second. 0: no per-node limit.
+  double node_beta_s_per_byte = 0.0;
+  /// m messages crossing one inter-cluster link direction at once each run S(m) = 1 +
+  /// sharing·(m − 1) times slower (003 §2.2; 1: the link's bandwidth is divided among them,
+  /// 0: every pair has its own channel).
+  double inter_sharing = 1.0;
+  /// Memory copy cost (s/byte) of packing forwarded pieces on an intermediate rank.
+  double copy_beta_s_per_byte = 0.0;
+  /// Cluster layout: explicit entries, or `cluster_split` equal blocks of nodes, or neither
+  /// (one cluster).
+  std::vector<ClusterSpec> clusters;
+  int cluster_split = 0;
+
+  const Link& at(LinkClass c) const { return link[static_cast<std::size_t>(c)]; }
+  Link& at(LinkClass c) { return link[static_cast<std::size_t>(c)]; }
+  friend bool operator==(const Machine&, const Machine&) = default;
+};
+
+/// The link class between ranks a and b.
+inline LinkClass link_class(const core::Topology& topo, Rank a, Rank b) {
+  if (a == b) return LinkClass::self;
+  if (topo.node(a) == topo.node(b)) return LinkClass::node;
+  if (topo.cluster(a) == topo.cluster(b)) return LinkClass::cluster;
+  return LinkClass::inter;
+}
+
+/// The built-in machine (config/machines/default.toml holds the same values).
+Machine default_machine();
+
+/// Names of the presets compiled in from config/machines/*.toml, "default" first.
+std::span<const std::string_view> preset_names();
+/// The TOML text of a compiled-in preset; empty when there is none of that name.
+std::string_view preset_text(std::string_view name);
+
+/// Loads a preset by name, or a file when `name_or_path` contains '/' or ends in ".toml".
+/// Empty: the built-in default. On failure returns false and `error` names the file, the line
+/// and the key ("config/machines/x.toml:12: key 'alpha' in [link.node] must be ...");
+/// `machine` is then left unchanged.
+bool load_machine(std::string_view name_or_path, Machine& machine, std::string& error);
+
+/// Parses TOML text; `file` only names the source in error messages.
+bool parse_machine(std::string_view text, std::string_view file, Machine& machine,
+                   std::string& error);
+
+/// A machine file that parse_machine reads back to an equal Machine.
+std::string to_toml(const Machine& machine);
+
+/// Cluster index of every node, from the machine's layout and each node's host name. Nodes that
+/// no [[cluster]] entry matches form one extra cluster after the named ones; clusters nobody
+/// lives in are dropped and the rest renumbered in order, so indices are 0..k-1.
+std::vector<int> cluster_of_nodes(const Machine& machine, std::span<const std::string> hosts);
+
+/// Topology from each rank's node index and the machine's cluster layout.
+core::Topology make_topology(const Machine& machine, std::vector<int> node_of,
+                             std::span<const std::string> node_hosts);
+
+}  // namespace commsched::cost

@@ -1,0 +1,360 @@
+// The simulator of cost/simulate.hpp: an event loop over message starts and completions with
+// one send and one receive port per rank, and the matrix lower bound.
+#include "cost/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace commsched::cost {
+
+namespace {
+
+struct Flow {
+  Rank from;
+  Rank to;
+  std::size_t phase;
+  LinkClass cls;
+  double startup;  // seconds before data moves: α, plus packing of forwarded bytes
+  double work;     // seconds of data at full speed: bytes · β
+  int from_node;
+  int to_node;
+  int wan_key;     // from_cluster · clusters + to_cluster for inter-cluster flows, else -1
+};
+
+struct Op {
+  std::size_t phase;
+  std::size_t flow;
+  bool send;
+};
+
+class Engine {
+ public:
+  Engine(const Machine& machine, const core::Topology& topo, Rank n)
+      : machine_(machine), topo_(topo), n_(n), clusters_(topo.clusters()) {}
+
+  // Runs the flows; ranks enter their first phase at time `start`. Returns the finish time.
+  double run(const std::vector<Flow>& flows, double start) {
+    const auto n = static_cast<std::size_t>(n_);
+    std::vector<std::vector<Op>> ops(n);
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      ops[static_cast<std::size_t>(flows[f].from)].push_back({flows[f].phase, f, true});
+      ops[static_cast<std::size_t>(flows[f].to)].push_back({flows[f].phase, f, false});
+    }
+    for (auto& list : ops)
+      std::stable_sort(list.begin(), list.end(),
+                       [](const Op& a, const Op& b) { return a.phase < b.phase; });
+
+    constexpr std::size_t kDone = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> seg_begin(n, 0), seg_end(n, 0), phase(n, kDone), left(n, 0);
+    std::vector<char> send_busy(n, 0), recv_busy(n, 0), started(flows.size(), 0);
+    double finish = start;
+    auto enter_next = [&](std::size_t r) {
+      const std::vector<Op>& list = ops[r];
+      seg_begin[r] = seg_end[r];
+      if (seg_begin[r] >= list.size()) {
+        phase[r] = kDone;
+        return;
+      }
+      phase[r] = list[seg_begin[r]].phase;
+      std::size_t e = seg_begin[r];
+      while (e < list.size() && list[e].phase == phase[r]) ++e;
+      seg_end[r] = e;
+      left[r] = e - seg_begin[r];
+    };
+    for (std::size_t r = 0; r < n; ++r) enter_next(r);
+
+    struct Active {
+      std::size_t flow;
+      double startup;
+      double work;
+    };
+    std::vector<Active> active;
+    std::vector<double> slow;
+    std::vector<int> wan_count(static_cast<std::size_t>(clusters_) *
+                               static_cast<std::size_t>(clusters_), 0);
+    std::vector<int> nic_out, nic_in;
+    const bool nic = machine_.node_beta_s_per_byte > 0.0;
+    if (nic) {
+      nic_out.assign(static_cast<std::size_t>(topo_.nodes(n_)), 0);
+      nic_in.assign(nic_out.size(), 0);
+    }
+    std::size_t remaining = flows.size();
+    double now = start;
+
+    while (remaining > 0) {
+      // Start every message whose ends are in its phase and whose ports are free.
+      for (std::size_t r = 0; r < n; ++r) {
+        if (phase[r] == kDone || send_busy[r]) continue;
+        for (std::size_t k = seg_begin[r]; k < seg_end[r]; ++k) {
+          const Op& op = ops[r][k];
+          if (!op.send || started[op.flow]) continue;
+          const Flow& fl = flows[op.flow];
+          const auto to = static_cast<std::size_t>(fl.to);
+          if (phase[to] != fl.phase || recv_busy[to]) continue;
+          started[op.flow] = 1;
+          send_busy[r] = 1;
+          recv_busy[to] = 1;
+          active.push_back({op.flow, fl.startup, fl.work});
+          break;
+        }
+      }
+      if (active.empty()) return std::numeric_limits<double>::infinity();  // cannot happen
+
+      // Slowdowns of the messages moving data now.
+      std::fill(wan_count.begin(), wan_count.end(), 0);
+      if (nic) {
+        std::fill(nic_out.begin(), nic_out.end(), 0);
+        std::fill(nic_in.begin(), nic_in.end(), 0);
+      }
+      for (const Active& a : active) {
+        if (a.startup > 0.0) continue;
+        const Flow& fl = flows[a.flow];
+        if (fl.wan_key >= 0) ++wan_count[static_cast<std::size_t>(fl.wan_key)];
+        if (nic && fl.from_node != fl.to_node) {
+          ++nic_out[static_cast<std::size_t>(fl.from_node)];
+          ++nic_in[static_cast<std::size_t>(fl.to_node)];
+        }
+      }
+      slow.assign(active.size(), 1.0);
+      double dt = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < active.size(); ++i) {
+        const Active& a = active[i];
+        if (a.startup > 0.0) {
+          dt = std::min(dt, a.startup);
+          continue;
+        }
+        const Flow& fl = flows[a.flow];
+        double s = 1.0;
+        if (fl.wan_key >= 0)
+          s = std::max(s, 1.0 + machine_.inter_sharing *
+                                    (wan_count[static_cast<std::size_t>(fl.wan_key)] - 1));
+        if (nic && fl.from_node != fl.to_node) {
+          const double beta = machine_.at(fl.cls).beta_s_per_byte;
+          const int k = std::max(nic_out[static_cast<std::size_t>(fl.from_node)],
+                                 nic_in[static_cast<std::size_t>(fl.to_node)]);
+          if (beta > 0.0) s = std::max(s, k * machine_.node_beta_s_per_byte / beta);
+        }
+        slow[i] = s;
+        dt = std::min(dt, a.work * s);
+      }
+      const double tol = dt * 1e-12 + 1e-18;
+      now += dt;
+      std::vector<std::size_t> done_ranks;
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < active.size(); ++i) {
+        Active a = active[i];
+        bool done = false;
+        if (a.startup > 0.0) {
+          a.startup -= dt;
+          if (a.startup <= tol) {
+            a.startup = 0.0;
+            done = a.work <= 0.0;
+          }
+        } else {
+          a.work -= dt / slow[i];
+          done = a.work * slow[i] <= tol;
+        }
+        if (!done) {
+          active[kept++] = a;
+          continue;
+        }
+        const Flow& fl = flows[a.flow];
+        const auto from = static_cast<std::size_t>(fl.from), to = static_cast<std::size_t>(fl.to);
+        send_busy[from] = 0;
+        recv_busy[to] = 0;
+        --remaining;
+        finish = std::max(finish, now);
+        if (--left[from] == 0) done_ranks.push_back(from);
+        if (--left[to] == 0) done_ranks.push_back(to);
+      }
+      active.resize(kept);
+      for (std::size_t r : done_ranks)
+        if (left[r] == 0 && phase[r] != kDone) enter_next(r);
+    }
+    return finish;
+  }
+
+  Flow make_flow(const core::Transfer& t, std::size_t phase) const {
+    Flow fl{};
+    fl.from = t.from;
+    fl.to = t.to;
+    fl.phase = phase;
+    fl.cls = link_class(topo_, t.from, t.to);
+    Bytes bytes = 0, forwarded = 0;
+    for (const core::Piece& p : t.pieces) {
+      bytes += p.length;
+      if (p.orig_src != t.from) forwarded += p.length;
+    }
+    const Link& link = machine_.at(fl.cls);
+    fl.startup = link.alpha_s + static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
+    fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
+    fl.from_node = topo_.node(t.from);
+    fl.to_node = topo_.node(t.to);
+    fl.wan_key = fl.cls == LinkClass::inter ? topo_.cluster(t.from) * clusters_ +
+                                                  topo_.cluster(t.to)
+                                            : -1;
+    return fl;
+  }
+
+ private:
+  const Machine& machine_;
+  const core::Topology& topo_;
+  Rank n_;
+  int clusters_;
+};
+
+}  // namespace
+
+double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine& machine,
+               const core::Topology& topo) {
+  (void)m;
+  const Rank n = plan.n;
+  if (n <= 0 || plan.phases.empty()) return 0.0;
+  Engine engine(machine, topo, n);
+  if (!plan.barrier_between_phases) {
+    std::vector<Flow> flows;
+    flows.reserve(plan.transfer_count());
+    for (std::size_t k = 0; k < plan.phases.size(); ++k)
+      for (const core::Transfer& t : plan.phases[k].transfers)
+        flows.push_back(engine.make_flow(t, k));
+    return engine.run(flows, 0.0);
+  }
+  // Barrier between phases: each phase alone, then ⌈log2 n⌉ start-ups of its slowest class.
+  double slowest_alpha = 0.0;
+  for (const core::Phase& ph : plan.phases)
+    for (const core::Transfer& t : ph.transfers)
+      slowest_alpha = std::max(slowest_alpha, machine.at(link_class(topo, t.from, t.to)).alpha_s);
+  const double rounds = std::ceil(std::log2(static_cast<double>(std::max<Rank>(n, 2))));
+  double now = 0.0;
+  for (std::size_t k = 0; k < plan.phases.size(); ++k) {
+    std::vector<Flow> flows;
+    for (const core::Transfer& t : plan.phases[k].transfers) flows.push_back(engine.make_flow(t, 0));
+    now = engine.run(flows, now);
+    if (k + 1 < plan.phases.size()) now += rounds * slowest_alpha;
+  }
+  return now;
+}
+
+double predict_native(const core::CommMatrix& m, const Machine& machine,
+                      const core::Topology& topo) {
+  core::Plan plan;
+  plan.strategy = "native";
+  plan.n = m.size();
+  core::Phase phase;
+  phase.transfers.reserve(m.nonzeros());
+  for (Rank i = 0; i < m.size(); ++i)
+    for (const core::Entry& e : m.row(i))
+      phase.transfers.push_back({i, e.peer, {core::Piece{i, e.peer, 0, e.bytes}}});
+  if (!phase.transfers.empty()) plan.phases.push_back(std::move(phase));
+  return predict(plan, m, machine, topo);
+}
+
+double lower_bound(const core::CommMatrix& m, const Machine& machine,
+                   const core::Topology& topo) {
+  const Rank n = m.size();
+  if (n <= 0) return 0.0;
+  const auto nn = static_cast<std::size_t>(n);
+  const int nodes = topo.nodes(n), clusters = topo.clusters();
+  std::vector<int> ranks_on_node(static_cast<std::size_t>(nodes), 0);
+  std::vector<int> ranks_in_cluster(static_cast<std::size_t>(clusters), 0);
+  for (Rank r = 0; r < n; ++r) {
+    ++ranks_on_node[static_cast<std::size_t>(topo.node(r))];
+    ++ranks_in_cluster[static_cast<std::size_t>(topo.cluster(r))];
+  }
+  // Nodes per cluster, to know whether a rank has a peer on another node of its cluster.
+  std::vector<int> nodes_in_cluster(static_cast<std::size_t>(clusters), 0);
+  {
+    std::vector<int> cluster_of_node(static_cast<std::size_t>(nodes), -1);
+    for (Rank r = 0; r < n; ++r) cluster_of_node[static_cast<std::size_t>(topo.node(r))] = topo.cluster(r);
+    for (int c : cluster_of_node)
+      if (c >= 0) ++nodes_in_cluster[static_cast<std::size_t>(c)];
+  }
+  const Link& self = machine.at(LinkClass::self);
+  double bound = 0.0;
+  std::vector<Bytes> out(nn, 0), in(nn, 0), self_bytes(nn, 0);
+  std::vector<double> node_out(static_cast<std::size_t>(nodes), 0.0), node_in(node_out.size(), 0.0);
+  std::vector<double> cl_out(static_cast<std::size_t>(clusters), 0.0), cl_in(cl_out.size(), 0.0);
+  for (Rank i = 0; i < n; ++i)
+    for (const core::Entry& e : m.row(i)) {
+      if (e.peer == i) {
+        self_bytes[static_cast<std::size_t>(i)] += e.bytes;
+        continue;
+      }
+      out[static_cast<std::size_t>(i)] += e.bytes;
+      in[static_cast<std::size_t>(e.peer)] += e.bytes;
+      const auto b = static_cast<double>(e.bytes);
+      if (topo.node(i) != topo.node(e.peer)) {
+        node_out[static_cast<std::size_t>(topo.node(i))] += b;
+        node_in[static_cast<std::size_t>(topo.node(e.peer))] += b;
+      }
+      if (link_class(topo, i, e.peer) == LinkClass::inter) {
+        cl_out[static_cast<std::size_t>(topo.cluster(i))] += b;
+        cl_in[static_cast<std::size_t>(topo.cluster(e.peer))] += b;
+      }
+    }
+  // Per rank: its bytes leave (arrive) through its one port, over the cheapest link it has.
+  for (Rank r = 0; r < n; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
+    double alpha = std::numeric_limits<double>::infinity();
+    double beta = std::numeric_limits<double>::infinity();
+    auto reach = [&](LinkClass c) {
+      alpha = std::min(alpha, machine.at(c).alpha_s);
+      beta = std::min(beta, machine.at(c).beta_s_per_byte);
+    };
+    const auto cl = static_cast<std::size_t>(topo.cluster(r));
+    if (ranks_on_node[static_cast<std::size_t>(topo.node(r))] > 1) reach(LinkClass::node);
+    if (nodes_in_cluster[cl] > 1) reach(LinkClass::cluster);
+    if (ranks_in_cluster[cl] < n) reach(LinkClass::inter);
+    for (const Bytes moved : {out[ri], in[ri]}) {
+      if (moved == 0 && self_bytes[ri] == 0) continue;
+      double t = 0.0;
+      double a = std::numeric_limits<double>::infinity();
+      if (moved > 0) {
+        t += static_cast<double>(moved) * beta;
+        a = std::min(a, alpha);
+      }
+      if (self_bytes[ri] > 0) {
+        t += static_cast<double>(self_bytes[ri]) * std::min(self.beta_s_per_byte, beta);
+        a = std::min({a, self.alpha_s, alpha});
+      }
+      bound = std::max(bound, t + a);
+    }
+  }
+  // A node's off-node bytes through its NIC.
+  if (machine.node_beta_s_per_byte > 0.0)
+    for (std::size_t k = 0; k < node_out.size(); ++k)
+      bound = std::max(bound, std::max(node_out[k], node_in[k]) * machine.node_beta_s_per_byte);
+  // A cluster's outgoing (incoming) bytes over its inter-cluster links, each carrying at most
+  // min(|A|, |B|) messages at once (one per port), m of them at 1 / (β·S(m)) each.
+  const double beta_w = machine.at(LinkClass::inter).beta_s_per_byte;
+  if (clusters > 1 && beta_w > 0.0) {
+    for (int a = 0; a < clusters; ++a) {
+      double capacity = 0.0;
+      for (int b = 0; b < clusters; ++b) {
+        if (b == a) continue;
+        const double k = std::min(ranks_in_cluster[static_cast<std::size_t>(a)],
+                                  ranks_in_cluster[static_cast<std::size_t>(b)]);
+        capacity += k / (beta_w * (1.0 + machine.inter_sharing * (k - 1.0)));
+      }
+      if (capacity > 0.0) {
+        const auto ai = static_cast<std::size_t>(a);
+        bound = std::max(bound, std::max(cl_out[ai], cl_in[ai]) / capacity);
+      }
+    }
+  }
+  return bound;
+}
+
+std::function<double(Rank, Rank, Bytes)> pair_time(const Machine& machine,
+                                                   const core::Topology& topo) {
+  return [machine, topo](Rank src, Rank dst, Bytes bytes) {
+    const Link& link = machine.at(link_class(topo, src, dst));
+    return link.alpha_s + static_cast<double>(bytes) * link.beta_s_per_byte;
+  };
+}
+
+}  // namespace commsched::cost

@@ -1,0 +1,43 @@
+#pragma once
+/// Predicted time of a Plan on a machine model, and the lower bound no schedule can beat.
+///
+/// Port model (one-port full duplex, 003 §2.2): each rank sends one message and receives one
+/// message at a time; a self message occupies both of its rank's ports. A message of link class
+/// c holds its ports for α_c + bytes·β_c·S seconds, where S ≥ 1 is the slowdown of the shared
+/// resources it crosses while moving data (S(m) = 1 + sharing·(m − 1) on an inter-cluster link
+/// direction carrying m messages; a node's NIC divided among its off-node messages when
+/// node_beta is set). Start-ups are never slowed (003 §2.2). Forwarded bytes add their copy
+/// cost to the start-up. Phases are loosely synchronous: a rank enters phase k + 1 when its own
+/// phase-k messages finished; a message starts once both ends entered its phase (the receive is
+/// posted) and both ports are free; a sender takes its messages of a phase in plan order,
+/// skipping to the next one whose receiver is busy (greedy list scheduling, so `ac`, which posts
+/// everything at once, is the asynchronous schedule of 003 Fig. 2). Barrier plans release all
+/// ranks together after each phase, plus ⌈log2 n⌉ start-ups of the slowest class used.
+#include <functional>
+
+#include "core/comm_matrix.hpp"
+#include "core/plan.hpp"
+#include "core/topology.hpp"
+#include "cost/machine.hpp"
+
+namespace commsched::cost {
+
+/// Seconds from the first rank starting to the last rank finishing `plan`.
+double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine& machine,
+               const core::Topology& topo);
+
+/// The native MPI_Alltoallv, modelled as the `ac` plan: one phase, everything posted at once.
+double predict_native(const core::CommMatrix& m, const Machine& machine,
+                      const core::Topology& topo);
+
+/// A bound no plan's predicted time goes below: the busiest rank's bytes out or in over its
+/// cheapest link (forwarding may use a cheaper first hop) plus one start-up, a node's off-node
+/// bytes over its NIC, and a cluster's outgoing bytes over its shared inter-cluster links.
+double lower_bound(const core::CommMatrix& m, const Machine& machine, const core::Topology& topo);
+
+/// α + β·bytes of the link between src and dst: the expected-time matrix of 003 §4.1, ready for
+/// plan::Options::pair_time. Holds copies of `machine` and `topo`.
+std::function<double(Rank, Rank, Bytes)> pair_time(const Machine& machine,
+                                                   const core::Topology& topo);
+
+}  // namespace commsched::cost
