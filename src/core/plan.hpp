@@ -59,4 +59,9 @@ Validation validate(const Plan& plan, const CommMatrix& m);
 /// merges it with the previous piece when they are contiguous parts of one message.
 void add_piece(Phase& phase, Rank from, Rank to, const Piece& piece);
 
+/// Staging each rank needs for a plan: the bytes of every piece it receives without being the
+/// piece's destination (forwarded pieces), summed over the whole plan, exactly what
+/// exec::compile allocates. Zero for every rank of a direct plan.
+std::vector<Bytes> staging_bytes_per_rank(const Plan& plan);
+
 }  // namespace commsched::core

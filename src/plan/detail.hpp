@@ -35,6 +35,28 @@ core::Plan plan_rs_n_sort(const core::CommMatrix& m, const Options& opts);
 core::Plan plan_rs_nh(const core::CommMatrix& m, const Options& opts);
 /// color: bipartite edge colouring into exactly Δ permutations (color.cpp).
 core::Plan plan_color(const core::CommMatrix& m, const Options& opts);
+/// maxmin / maxsum: bottleneck / maximum-weight partial permutations (maxmin.cpp, maxsum.cpp).
+core::Plan plan_maxmin(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_maxsum(const core::CommMatrix& m, const Options& opts);
+/// unif / bvn: decomposition of the padded matrix into permutations (unif.cpp, bvn.cpp).
+core::Plan plan_unif(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_bvn(const core::CommMatrix& m, const Options& opts);
+/// two_stage: every message split over all ranks, two linear-permutation stages (two_stage.cpp).
+core::Plan plan_two_stage(const core::CommMatrix& m, const Options& opts);
+/// mesh2d / mesh2d_pure: row then column routing on a virtual 2-D mesh (mesh2d.cpp).
+core::Plan plan_mesh2d(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_mesh2d_pure(const core::CommMatrix& m, const Options& opts);
+/// grid3d / grid3d_pure: X, Y, Z routing on a virtual 3-D grid (grid3d.cpp).
+core::Plan plan_grid3d(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_grid3d_pure(const core::CommMatrix& m, const Options& opts);
+/// hypercube / hypercube_pure: dimensional exchange, also REX and HL (hypercube.cpp).
+core::Plan plan_hypercube(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_hypercube_pure(const core::CommMatrix& m, const Options& opts);
+/// two_level: inside clusters, between cluster gateways, inside again (two_level.cpp).
+core::Plan plan_two_level(const core::CommMatrix& m, const Options& opts);
+/// node_aware / node_aware_multi: gather to node leaders, exchange, scatter (node_aware.cpp).
+core::Plan plan_node_aware(const core::CommMatrix& m, const Options& opts);
+core::Plan plan_node_aware_multi(const core::CommMatrix& m, const Options& opts);
 
 /// splitmix64 step, the seeded generator every randomised planner shares (rs_n.cpp).
 std::uint64_t next_random(std::uint64_t& state);
