@@ -14,6 +14,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <csignal>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "learn/trial.hpp"
 #include "plan/registry.hpp"
 #include "settings/settings.hpp"
+#include "trace/writer.hpp"
 
 namespace commsched::intercept {
 namespace {
@@ -53,6 +55,7 @@ struct Pattern {
   bool pack_send_if_noncontig = false;  // some candidate reads this rank's messages as bytes
   bool pack_recv_if_noncontig = false;  // ... or writes its incoming messages as bytes
   PatternRecord record;
+  std::int32_t trace_id = -1;  // handle in this rank's trace
 
   const Candidate& running() const { return usable[trial.current()]; }
 };
@@ -98,7 +101,12 @@ struct Global {
   double fault_probability = 0;
   std::mt19937_64 fault_rng;
   std::int64_t faults_injected = 0;
+  trace::Writer tracer;  // COMMSCHED_TRACE: this rank's trace file
 };
+
+// SIGUSR1 (COMMSCHED_TRACE_SIGNAL=1) only raises this flag; the next intercepted call flushes.
+volatile std::sig_atomic_t trace_flush_requested = 0;
+extern "C" void on_trace_signal(int) { trace_flush_requested = 1; }
 
 Global& g() {
   static Global* s = new Global;  // never destroyed: the application may call MPI at exit
@@ -132,6 +140,48 @@ void copy_note(char (&dst)[96], std::string_view s) {
   dst[n] = '\0';
 }
 
+// Every rank opens its own trace file; MPI_Init is collective, so the ranks agree here and a
+// directory nobody can write gives one warning, from rank 0, not one per rank.
+void open_trace(Global& s) {
+  int size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::string error;
+  int ok = s.tracer.open(s.cfg.trace_dir, s.world_rank, size, s.cfg.trace_limit, error) ? 1 : 0;
+  int all = 0;
+  PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all && s.world_rank == 0)
+    core::log_warn("COMMSCHED_TRACE: " +
+                   (ok ? std::string("some ranks cannot write their trace in '") +
+                             s.cfg.trace_dir + "'; those ranks write none"
+                       : error + "; no trace written"));
+  if (!ok) return;
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(host, &len);
+  s.tracer.set_meta("host", std::string_view(host, static_cast<std::size_t>(len)));
+  s.tracer.set_meta("strategy_setting", s.cfg.strategy);
+  if (s.cfg.trace_signal) std::signal(SIGUSR1, on_trace_signal);
+}
+
+void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy, bool optimised,
+                std::size_t phases, double t0, double dt) {
+  Global& s = g();
+  if (!s.tracer.is_open()) return;
+  if (trace_flush_requested) {
+    trace_flush_requested = 0;
+    s.tracer.flush();
+  }
+  trace::CallInfo c;
+  c.comm = {cs.comm_root, cs.comm_serial};
+  c.start_s = t0;
+  c.duration_s = dt;
+  c.pattern = p ? p->trace_id : -1;
+  c.strategy = strategy;
+  c.optimised = optimised;
+  c.phases = static_cast<std::uint32_t>(phases);
+  s.tracer.record_call(c);
+}
+
 void setup(int provided) {
   Global& s = g();
   std::lock_guard lock(s.mu);
@@ -158,6 +208,7 @@ void setup(int provided) {
     s.active = false;
     core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
   }
+  if (s.active && !s.cfg.trace_dir.empty()) open_trace(s);
   if (s.active)
     core::log_info("commsched active: strategy " + s.cfg.strategy + ", learn after " +
                    std::to_string(s.cfg.learn_calls) + " identical calls");
@@ -528,6 +579,8 @@ void before_finalize() {
     h.fallbacks = s.fallbacks;
     write_report(MPI_COMM_WORLD, recs, h, s.cfg.report_path,
                  s.cfg.log_level >= core::LogLevel::warn);
+    if (s.tracer.is_open() && !s.tracer.close(now()))
+      core::log_warn("COMMSCHED_TRACE: " + s.tracer.last_error());
     s.active = false;  // nothing after finalize
   } catch (...) {
   }
@@ -551,8 +604,10 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     CommState* csp = state_for(comm);
     CommState& cs = *csp;
     if (cs.native_only || s.cfg.strategy == "native") {
+      const double t0 = now();
       const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm, seconds);
+      trace_call(cs, nullptr, "native", false, 0, t0, seconds);
       ++cs.unlearned_calls;
       return rc;
     }
@@ -634,6 +689,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (all_ok && p->trial.candidates().empty()) {
         all.resize(all.size() - 2);
         settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls);
+        if (s.tracer.is_open())
+          p->trace_id = s.tracer.add_pattern(
+              {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
+               p->matrix.nonzeros(), p->matrix.total_bytes(), p->matrix.hash(), p->running().id,
+               static_cast<std::uint32_t>(p->running().phases), p->matrix.row(cs.rank)});
         core::log_info_once(
             "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
             "learned a " + std::to_string(cs.size) + "-rank pattern (" +
@@ -676,6 +736,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
           rc = MPI_ERR_INTERN;
       }
       const double dt = now() - t0;
+      trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
       ++p->record.calls;
       if (c.native) {
         p->record.time_native_s += dt;
@@ -689,6 +750,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     }
     rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                     comm, seconds);
+    trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, now() - t0);
     if (cs.learner.learning()) {
       ++cs.streak_calls;
       cs.streak_seconds += now() - t0;

@@ -1,0 +1,70 @@
+#pragma once
+/// What every registered strategy would do with one matrix on one machine: its plan, phases,
+/// bytes on the wire, staging memory, and (with src/cost built in) its predicted time against
+/// the lower bound.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/comm_matrix.hpp"
+#include "core/plan.hpp"
+#include "core/topology.hpp"
+
+namespace commsched::analyze {
+
+/// The machine a what-if question is asked about, with the ranks' placement on it.
+class Model {
+ public:
+  Model();
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  /// Whether this build has the cost model (src/cost); without it times are not predicted.
+  static bool have_cost();
+  /// `machine`: preset name or TOML path ("" = built-in default). `node_of`: node index of each
+  /// rank of the communicator (empty: one rank per node); `hosts`: host name of each node.
+  bool load(const std::string& machine, std::vector<int> node_of,
+            const std::vector<std::string>& hosts, std::string& error);
+  const std::string& machine_name() const { return name_; }
+  const core::Topology& topology() const { return topo_; }
+  /// α + β·bytes between two ranks (defaults α = 5 µs, β = 1 ns/B without the cost model).
+  double pair_time(Rank a, Rank b, Bytes bytes) const;
+  /// NaN without the cost model.
+  double predict(const core::Plan& plan, const core::CommMatrix& m) const;
+  double predict_native(const core::CommMatrix& m) const;
+  double lower_bound(const core::CommMatrix& m) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string name_ = "none";
+  core::Topology topo_;
+  std::function<double(Rank, Rank, Bytes)> pair_time_;
+};
+
+struct StrategyRow {
+  std::string id;
+  bool ok = false;                 ///< a valid plan (native: always)
+  std::string note;                ///< why not, when not ok
+  double predicted_s = 0;          ///< NaN without the cost model
+  std::size_t phases = 0, transfers = 0;
+  Bytes wire_bytes = 0;            ///< bytes sent between distinct ranks, forwarding included
+  Bytes staging_max = 0;           ///< largest staging buffer of any rank
+  double plan_s = 0;               ///< time this machine took to compute the plan
+  core::Plan plan;
+};
+
+struct WhatIf {
+  std::vector<StrategyRow> rows;   ///< best predicted first (registry order without the model)
+  double lower_bound_s = 0;        ///< NaN without the cost model
+};
+
+/// Plans `m` with every registered strategy (and native) on `model`.
+WhatIf what_if(const core::CommMatrix& m, const Model& model);
+
+/// One strategy's plan (nullopt-like: ok=false with a note on an unknown id or invalid plan).
+StrategyRow plan_one(const std::string& id, const core::CommMatrix& m, const Model& model);
+
+}  // namespace commsched::analyze

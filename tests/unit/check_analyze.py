@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Runs commsched-analyze on the golden inputs and checks its outputs: the SVG files parse as
+XML and hold one row per rank, the Chrome trace is JSON with one track per rank, the CSV matrix
+equals the input, and bad inputs give exit status 1 with one clear message.
+
+usage: check_analyze.py ANALYZER DATA_DIR WORK_DIR
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([analyzer, *args], capture_output=True, text=True, timeout=120)
+    check(p.returncode == expect,
+          f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def rank_rows(path):
+    root = ET.parse(path).getroot()  # raises on malformed XML
+    check(root.tag == SVG + "svg", f"{path}: root element is {root.tag}")
+    return [g for g in root.iter(SVG + "g") if g.get("class") == "rank-row"]
+
+
+def matrix_from_text(path):
+    n, m = 0, {}
+    with open(path) as f:
+        for line in f:
+            w = line.split("#")[0].split()
+            if not w:
+                continue
+            if w[0] == "n":
+                n = int(w[1])
+            elif int(w[2]) > 0:
+                m[(int(w[0]), int(w[1]))] = int(w[2])
+    return n, m
+
+
+analyzer, data, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+matrix_file = os.path.join(data, "traces", "matrix_small.txt")
+golden = os.path.join(data, "traces", "golden")
+
+# --matrix: summary, what-if, pictures, CSV; the matrix survives a write/read round trip.
+out = os.path.join(work, "small")
+p = run("--matrix", matrix_file, "--machine", "default", "--svg", out, "--csv", out,
+        "--write-matrix", out + ".txt")
+check("fan-out f=3" in p.stdout and "delta=3" in p.stdout, "summary figures:\n" + p.stdout)
+check("what-if for P0" in p.stdout and "lower bound" in p.stdout, "what-if table:\n" + p.stdout)
+n, m = matrix_from_text(matrix_file)
+check(matrix_from_text(out + ".txt") == (n, m), "--write-matrix round trip")
+for kind in ("matrix", "gantt"):
+    rows = rank_rows(f"{out}-{kind}.svg")
+    check(len(rows) == n, f"{kind}.svg: {len(rows)} rank rows, expected {n}")
+    check([int(g.get("data-rank")) for g in rows] == list(range(n)), f"{kind}.svg: row order")
+root = ET.parse(out + "-strategies.svg").getroot()
+bars = [g for g in root.iter(SVG + "g") if g.get("class") == "strategy"]
+check(len(bars) >= 10, f"strategies.svg: {len(bars)} strategies")
+with open(out + "-matrix.csv") as f:
+    got = {(int(r["src"]), int(r["dst"])): int(r["bytes"]) for r in csv.DictReader(f)}
+check(got == m, "matrix CSV differs from the input")
+p = run("--matrix", matrix_file, "--svg", out + "-lex", "--plan", "lex")
+check("(lex)" in p.stdout, "--plan lex is drawn:\n" + p.stdout)
+
+# Golden traces: 3 ranks, one pattern, 100 calls per rank.
+p = run(golden, "--chrome-trace", os.path.join(work, "golden.json"), "--csv",
+        os.path.join(work, "golden"), "--svg", os.path.join(work, "golden"))
+check("97 calls, 97 optimised" in p.stdout and "3 calls outside patterns" in p.stdout,
+      "golden summary:\n" + p.stdout)
+check("complete (hash checked)" in p.stdout, "golden matrix verified:\n" + p.stdout)
+with open(os.path.join(work, "golden.json")) as f:
+    events = json.load(f)["traceEvents"]
+check({e["tid"] for e in events if e["ph"] == "X"} == {0, 1, 2}, "chrome trace tracks")
+calls = sum(e["args"]["calls"] for e in events if e["ph"] == "X")
+check(calls == 300, f"chrome trace holds {calls} calls, expected 300")
+check(len(rank_rows(os.path.join(work, "golden-gantt.svg"))) == 3, "golden gantt rows")
+with open(os.path.join(work, "golden-calls.csv")) as f:
+    rows = list(csv.DictReader(f))
+check(sum(int(r["calls"]) for r in rows) == 300, "calls CSV totals")
+
+# Bad inputs: exit 1, one message naming the problem, no traceback or crash.
+bad = os.path.join(work, "bad")
+os.makedirs(bad)
+shutil.copy(os.path.join(golden, "rank0.cstrace"), bad)
+with open(os.path.join(golden, "rank1.cstrace"), "rb") as f:
+    data1 = f.read()
+with open(os.path.join(bad, "rank1.cstrace"), "wb") as f:
+    f.write(data1[: len(data1) // 2])
+p = run(bad, expect=1)
+check("rank1.cstrace" in p.stderr and "truncated" in p.stderr, "truncated file:\n" + p.stderr)
+p = run(os.path.join(work, "nonexistent"), expect=1)
+check("not a directory" in p.stderr, "missing directory:\n" + p.stderr)
+empty = os.path.join(work, "empty")
+os.makedirs(empty)
+p = run(empty, expect=1)
+check("no trace files" in p.stderr, "empty directory:\n" + p.stderr)
+badm = os.path.join(work, "bad.txt")
+with open(badm, "w") as f:
+    f.write("n 4\n0 1 10\n0 7 10\n")
+p = run("--matrix", badm, expect=1)
+check("bad.txt:3" in p.stderr, "bad matrix line named:\n" + p.stderr)
+run("--bogus", expect=2)
+
+if failures:
+    print(f"check_analyze: {len(failures)} failures", file=sys.stderr)
+    sys.exit(1)
+print("check_analyze: ok")
