@@ -22,6 +22,8 @@
 #include "core/comm_matrix.hpp"
 #include "core/log.hpp"
 #include "core/plan.hpp"
+#include "cost/machine.hpp"
+#include "cost/simulate.hpp"
 #include "exec/program.hpp"
 #include "intercept/pmpi_transport.hpp"
 #include "intercept/report.hpp"
@@ -102,6 +104,7 @@ struct Global {
   std::mt19937_64 fault_rng;
   std::int64_t faults_injected = 0;
   trace::Writer tracer;  // COMMSCHED_TRACE: this rank's trace file
+  cost::Machine machine;  // COMMSCHED_MACHINE, or the built-in default
 };
 
 // SIGUSR1 (COMMSCHED_TRACE_SIGNAL=1) only raises this flag; the next intercepted call flushes.
@@ -200,6 +203,12 @@ void setup(int provided) {
   if (s.world_rank == 0)
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.active = s.cfg.enable;
+  s.machine = cost::default_machine();
+  if (std::string error; !cost::load_machine(s.cfg.machine, s.machine, error)) {
+    // Every rank reads the same file: all of them run native, rank 0 says why.
+    if (s.world_rank == 0) core::log_warn("COMMSCHED_MACHINE: " + error + "; running native");
+    s.cfg.strategy = "native";
+  }
   s.fault_site = s.cfg.fault_site;
   s.fault_probability = s.cfg.fault_probability;
   // Ranks draw differently, so a fault hits some ranks and not others, as real ones do.
@@ -253,6 +262,27 @@ void detect_nodes(CommState& cs, int fake) {
   }
 }
 
+// Clusters from the machine file's layout: host-name patterns need every node's host name.
+void detect_clusters(CommState& cs, const cost::Machine& machine) {
+  const int nodes = cs.topology.nodes(cs.size);
+  std::vector<std::string> hosts(static_cast<std::size_t>(nodes));
+  const bool by_host = std::any_of(machine.clusters.begin(), machine.clusters.end(),
+                                   [](const cost::ClusterSpec& c) { return !c.hosts.empty(); });
+  if (by_host) {
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    PMPI_Get_processor_name(name, &len);
+    std::vector<char> all(static_cast<std::size_t>(cs.size) * MPI_MAX_PROCESSOR_NAME);
+    PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                   MPI_CHAR, cs.dup);
+    for (int r = cs.size - 1; r >= 0; --r)
+      hosts[static_cast<std::size_t>(cs.topology.node(r))] =
+          std::string(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  }
+  if (machine.clusters.empty() && machine.cluster_split <= 1) return;
+  cs.topology = cost::make_topology(machine, cs.topology.node_of, hosts);
+}
+
 // First Alltoallv on `comm` (collective there): private duplicate and a communicator id that
 // every member agrees on, for the report.
 CommState* state_for(MPI_Comm comm) {
@@ -277,6 +307,7 @@ CommState* state_for(MPI_Comm comm) {
     st->comm_root = id[0];
     st->comm_serial = id[1];
     detect_nodes(*st, s.cfg.fake_nodes);
+    detect_clusters(*st, s.machine);
   }
   CommState* raw = st.get();
   s.comms.emplace(comm, std::move(st));
@@ -314,8 +345,10 @@ bool gather_matrix(CommState& cs, core::CommMatrix& out) {
   return !fault("gather");
 }
 
-plan::Options plan_options(const settings::Settings& cfg, const core::Topology& topo) {
+plan::Options plan_options(const settings::Settings& cfg, const cost::Machine& machine,
+                           const core::Topology& topo) {
   plan::Options o;
+  o.pair_time = cost::pair_time(machine, topo);
   o.seed = cfg.seed;
   o.lambda_rule = cfg.rsnh_lambda;
   o.lambda_fixed = cfg.rsnh_lambda_fixed;
@@ -380,9 +413,15 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.bytes = static_cast<std::int64_t>(p->matrix.total_bytes());
 
   const bool plan_failed = fault("plan");
+  const core::CommMatrix& matrix = p->matrix;
+  const learn::Predictor predict = [&](const core::Plan* plan) {
+    return plan ? cost::predict(*plan, matrix, s.machine, cs.topology)
+                : cost::predict_native(matrix, s.machine, cs.topology);
+  };
+  r.lower_bound_s = cost::lower_bound(matrix, s.machine, cs.topology);
   std::vector<learn::CandidatePlan> plans = learn::plan_candidates(
-      p->matrix, s.cfg.strategy, plan_options(s.cfg, cs.topology), s.cfg.candidates,
-      learn::Predictor{}, 3, s.cfg.max_staging);
+      p->matrix, s.cfg.strategy, plan_options(s.cfg, s.machine, cs.topology), s.cfg.candidates,
+      predict, 3, s.cfg.max_staging);
   ok.clear();
   for (learn::CandidatePlan& cp : plans) {
     if (!cp.rejected.empty()) {

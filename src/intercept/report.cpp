@@ -62,6 +62,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
       << ",\"strategy\":" << json_string(r.strategy) << ",\"phases\":" << r.phases
       << ",\"time_native_s\":" << r.time_native_s
       << ",\"time_optimised_s\":" << r.time_optimised_s
+      << ",\"lower_bound_s\":" << r.lower_bound_s
       << ",\"note\":" << json_string(r.note) << ",\"candidates\":[";
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];

@@ -33,6 +33,7 @@ struct PatternRecord {
   std::int64_t phases = 0;
   double time_native_s = 0;
   double time_optimised_s = 0;
+  double lower_bound_s = -1;      ///< the cost model's bound for one call on this machine
   char strategy[32] = {};
   char note[96] = {};             ///< why a pattern stayed native, when it did
   std::int64_t candidate_count = 0;

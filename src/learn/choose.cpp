@@ -23,16 +23,6 @@ std::string_view choose_auto(const core::CommMatrix& m) {
 
 namespace {
 
-// Largest staging any rank needs: bytes it receives that are bound elsewhere.
-Bytes max_rank_staging(const core::Plan& p) {
-  std::vector<Bytes> per(static_cast<std::size_t>(p.n), 0);
-  for (const core::Phase& ph : p.phases)
-    for (const core::Transfer& t : ph.transfers)
-      for (const core::Piece& piece : t.pieces)
-        if (piece.orig_dst != t.to) per[static_cast<std::size_t>(t.to)] += piece.length;
-  return per.empty() ? 0 : *std::max_element(per.begin(), per.end());
-}
-
 CandidatePlan make(const core::CommMatrix& m, std::string_view id, const plan::Options& options,
                    const Predictor& predict, Bytes max_staging) {
   CandidatePlan c;
@@ -43,7 +33,9 @@ CandidatePlan make(const core::CommMatrix& m, std::string_view id, const plan::O
     const core::Validation v = core::validate(c.plan, m);
     if (!v.ok) {
       c.rejected = "invalid plan: " + v.error;
-    } else if (const Bytes st = max_rank_staging(c.plan); st > max_staging) {
+    } else if (const auto per = core::staging_bytes_per_rank(c.plan);
+               !per.empty() && *std::max_element(per.begin(), per.end()) > max_staging) {
+      const Bytes st = *std::max_element(per.begin(), per.end());
       c.rejected = "needs " + std::to_string(st) + " staging bytes on a rank, above " +
                    "COMMSCHED_MAX_STAGING=" + std::to_string(max_staging);
     }
