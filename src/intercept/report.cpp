@@ -109,6 +109,9 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                      : 0.0,
                  r.calls_optimised ? r.time_optimised_s / static_cast<double>(r.calls_optimised) : 0.0,
                  r.note[0] ? "; " : "", r.note);
+    if (r.lower_bound_s >= 0)
+      std::fprintf(stderr, "[commsched]     lower bound on this machine model: %s per call\n",
+                   seconds_text(r.lower_bound_s).c_str());
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];
       if (cr.rejected[0]) {
