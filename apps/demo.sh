@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: installs, builds, then runs the bundled irregular_exchange natively and with
 # libcommsched.so preloaded, and shows the learned pattern, the strategy chosen and that the
-# checksums of all received bytes are identical.
+# checksums of all received bytes are identical. The preloaded run also writes a trace, which
+# commsched-analyze turns into a what-if table and pictures (BUILD/demo-*.svg).
 #   apps/demo.sh [--ranks N] [--pattern P] [--strategy S] [--iterations N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
 done
 "$here/apps/install_deps.sh"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"$(nproc)" --target commsched irregular_exchange >/dev/null
+cmake --build "$build" -j"$(nproc)" --target commsched irregular_exchange commsched-analyze >/dev/null
 lib="$build/wrappers/libcommsched.so"
 app="$build/apps/irregular_exchange"
 mpirun=(mpirun.openmpi -np "$ranks")
@@ -34,9 +35,11 @@ echo "$native"
 echo
 echo "== preloaded: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"
 report=$(mktemp)
+trace="$build/demo-trace"
+rm -rf "$trace"
 preloaded=$(COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
-  timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" -x COMMSCHED_STRATEGY -x COMMSCHED_REPORT \
-  -x COMMSCHED_LOG_LEVEL "$app" "${args[@]}" 2>&1)
+  COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" -x COMMSCHED_STRATEGY \
+  -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE "$app" "${args[@]}" 2>&1)
 echo "$preloaded"
 echo
 a=$(grep '^checksum=' <<<"$native")
@@ -44,6 +47,10 @@ b=$(grep '^checksum=' <<<"$preloaded")
 chosen=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(", ".join(sorted({p["strategy"] for p in r["patterns"] if p["calls_optimised"]})) or "none")' "$report")
 rm -f "$report"
 echo "== strategy chosen: $chosen"
+echo
+echo "== commsched-analyze $trace --machine default --svg $build/demo"
+"$build/apps/commsched-analyze" "$trace" --machine default --svg "$build/demo"
+echo
 if [ -n "$a" ] && [ "$a" = "$b" ]; then
   echo "== result identical: native $a, preloaded $b"
 else

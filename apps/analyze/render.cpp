@@ -171,7 +171,7 @@ bool write_matrix_svg(const std::string& path, const PatternData& p, std::string
   const Rank cells = (n + block - 1) / block;
   const double cell = std::max(2.0, std::min(24.0, 640.0 / cells));
   const double left = 60, top = 60, side = cell * cells;
-  const double width = left + side + 120, height = top + side + 50;
+  const double width = std::max(left + side + 120, 680.0), height = top + side + 50;
   // Cell sums and the largest, for the colour scale (log).
   std::vector<std::vector<std::pair<Rank, Bytes>>> rows(static_cast<std::size_t>(cells));
   Bytes max_cell = 0, min_cell = std::numeric_limits<Bytes>::max();
@@ -306,7 +306,7 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
     if (std::isfinite(b.t)) tmax = std::max(tmax, b.t);
   if (std::isfinite(w.lower_bound_s)) tmax = std::max(tmax, w.lower_bound_s);
   if (tmax <= 0) tmax = 1;
-  const double left = 90, top = 60, bar_h = 18, plot_w = 560;
+  const double left = 130, top = 60, bar_h = 18, plot_w = 560;
   const double height = top + bar_h * static_cast<double>(bars.size()) + 60;
   std::ofstream o;
   if (!open_out(path, o, error)) return false;
