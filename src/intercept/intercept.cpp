@@ -25,6 +25,7 @@
 #include "cost/machine.hpp"
 #include "cost/simulate.hpp"
 #include "exec/program.hpp"
+#include "intercept/drs.hpp"
 #include "intercept/pmpi_transport.hpp"
 #include "intercept/report.hpp"
 #include "learn/choose.hpp"
@@ -41,6 +42,7 @@ namespace {
 struct Candidate {
   std::string id;
   bool native = false;
+  bool drs = false;  // scheduled at run time (drs.hpp), no program
   double predicted_s = -1;
   std::size_t phases = 0;
   exec::RankProgram program;
@@ -68,6 +70,7 @@ struct CommState {
   int size = 1;
   bool native_only = false;
   core::Topology topology;       // node of every rank (detected, or faked by a setting)
+  std::uint64_t calls = 0;       // intercepted calls on this communicator (drs seeds)
   learn::Learner learner;
   std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
   Pattern* current = nullptr;
@@ -431,9 +434,10 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
     Candidate c;
     c.id = cp.id;
     c.predicted_s = cp.predicted_s;
-    c.native = plan::find_strategy(cp.id) == nullptr || plan::find_strategy(cp.id)->plan == nullptr;
+    c.native = cp.id == "native";
+    c.drs = cp.id == "drs";
     int fits = 1;
-    if (!c.native) {
+    if (!c.native && !c.drs) {  // drs sends whole messages with the user's datatypes
       c.program = exec::compile(cp.plan, p->matrix, cs.rank);
       c.phases = cp.plan.phases.size();
       for (const exec::Step& st : c.program.steps) {  // MPI counts are ints
@@ -664,6 +668,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       send.displs = sdispls;
       send.type = sendtype;
     }
+    ++cs.calls;
     bool can_run = describe_type(send) && describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
@@ -767,6 +772,8 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (c.native) {
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
+      } else if (c.drs) {
+        rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
       } else {
         PmpiTransport t(cs.dup, cs.rank, send, recv, const_cast<std::uint8_t*>(c.staging.data()));
         exec::run(c.program, t);

@@ -66,8 +66,10 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
   std::vector<CandidatePlan> all;
   for (const plan::Strategy& s : plan::strategies()) {
     if (s.id == "native") continue;
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), s.id) == allowed.end())
-      continue;
+    const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
+    if (!allowed.empty() && !named) continue;
+    // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
+    if (s.id == "drs" && !named) continue;
     all.push_back(make(m, s.id, options, predict, max_staging));
   }
   std::stable_sort(all.begin(), all.end(), [](const CandidatePlan& a, const CandidatePlan& b) {

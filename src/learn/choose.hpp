@@ -32,7 +32,8 @@ using Predictor = std::function<double(const core::Plan*)>;
 
 /// Candidates for `strategy` ("auto" or an id) on `m`. A forced id gives [id, native]; `auto`
 /// with a predictor plans every strategy in `allowed` (all when empty), predicts them, and keeps
-/// the `keep` best plus native, best first; `auto` without a predictor gives [rule's choice,
+/// the `keep` best plus native, best first (`drs`, which has no plan to predict, only when
+/// `allowed` names it); `auto` without a predictor gives [rule's choice,
 /// native]. Invalid plans and plans above `max_staging` bytes on some rank are kept with
 /// `rejected` set (the report says why) and sorted last.
 std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,

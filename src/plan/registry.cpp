@@ -67,6 +67,10 @@ constexpr std::array kStrategies{
     Strategy{"node_aware_multi",
              "node_aware with the leader role spread over each node's ranks",
              "003 §4.2 at node level (beyond the papers)", true, &detail::plan_node_aware_multi},
+    // No plan: the MPI side schedules at run time with busy flags in an RMA window.
+    Strategy{"drs",
+             "distributed random scheduling: test-and-set the receiver's busy flag, then send",
+             "001 §6", false, nullptr},
 };
 
 }  // namespace

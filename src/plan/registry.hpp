@@ -50,7 +50,9 @@ struct Strategy {
   std::string_view description;  ///< one line for the README and error messages
   std::string_view reference;    ///< paper and section
   bool permutation;              ///< its plans keep one send and one receive per rank per phase
-  Planner plan;                  ///< nullptr only for `native` (PMPI_Alltoallv itself)
+  /// nullptr for `native` (PMPI_Alltoallv itself) and `drs` (scheduled at run time by the MPI
+  /// side, without a plan); every other strategy is a planner.
+  Planner plan;
 };
 
 /// All strategies, `native` first, in the order the README lists them.
