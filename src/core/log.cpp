@@ -49,7 +49,8 @@ void log_configure(LogLevel level, int world_rank, const std::string& file_path)
     // One file per rank so ranks never interleave lines: PATH.rN
     const std::string path = file_path + ".r" + std::to_string(world_rank);
     s.out = std::fopen(path.c_str(), "a");
-    if (!s.out)
+    // Every rank tries its own file; one warning for the job, from rank 0.
+    if (!s.out && world_rank <= 0)
       emit("warning: ", "cannot open COMMSCHED_LOG_FILE '" + path + "'; logging to stderr");
   }
 }

@@ -120,6 +120,10 @@ Global& g() {
 }
 
 constexpr std::size_t kMaxPatternsPerComm = 64;
+// Report records kept for patterns no longer cached or of freed communicators; past this,
+// a communicator's further records fold into one "(older patterns)" record, so a job whose
+// patterns never stop changing keeps bounded memory.
+constexpr std::size_t kMaxRetiredRecords = 256;
 
 // True when COMMSCHED_FAULT injects a failure at `site` now.
 bool fault(std::string_view site) {
@@ -145,6 +149,38 @@ void copy_note(char (&dst)[96], std::string_view s) {
   std::memcpy(dst, s.data(), n);
   dst[n] = '\0';
 }
+
+void retire(PatternRecord r) {
+  Global& s = g();
+  if (s.retired.size() < kMaxRetiredRecords) {
+    s.retired.push_back(r);
+    return;
+  }
+  auto it = std::find_if(s.retired.begin(), s.retired.end(), [&](const PatternRecord& x) {
+    return x.pattern < 0 && x.comm_root == r.comm_root && x.comm_serial == r.comm_serial;
+  });
+  if (it == s.retired.end()) {
+    // Replace the oldest record of this communicator by the fold (or the oldest overall).
+    it = std::find_if(s.retired.begin(), s.retired.end(), [&](const PatternRecord& x) {
+      return x.comm_root == r.comm_root && x.comm_serial == r.comm_serial;
+    });
+    if (it == s.retired.end()) it = s.retired.begin();
+    PatternRecord fold;
+    fold.comm_root = r.comm_root;
+    fold.comm_serial = r.comm_serial;
+    fold.pattern = -1;
+    fold.comm_size = r.comm_size;
+    copy_name(fold.strategy, "(older patterns)");
+    *it = fold;
+  }
+  it->calls += r.calls;
+  it->calls_optimised += r.calls_optimised;
+  it->time_native_s += r.time_native_s;
+  it->time_optimised_s += r.time_optimised_s;
+  it->nonzeros = std::max(it->nonzeros, r.nonzeros);
+  it->bytes += r.bytes;
+}
+
 
 // Every rank opens its own trace file; MPI_Init is collective, so the ranks agree here and a
 // directory nobody can write gives one warning, from rank 0, not one per rank.
@@ -401,7 +437,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
     }
   if (cs.patterns.size() >= kMaxPatternsPerComm) {
     fill_record(*cs.patterns.front());
-    s.retired.push_back(cs.patterns.front()->record);
+    retire(cs.patterns.front()->record);
     if (cs.timed_pattern == cs.patterns.front().get()) cs.timed_pattern = nullptr;
     cs.patterns.erase(cs.patterns.begin());
   }
@@ -587,7 +623,7 @@ void forget_comm(MPI_Comm comm) {
     CommState& cs = *it->second;
     for (const auto& p : cs.patterns) {
       fill_record(*p);
-      s.retired.push_back(p->record);
+      retire(p->record);
     }
     s.retired_unlearned += cs.unlearned_calls + cs.streak_calls;
     if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);

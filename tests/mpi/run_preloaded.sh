@@ -67,7 +67,13 @@ trap 'rm -rf -- "$tmp"' EXIT
 
 echo "run_preloaded: LD_PRELOAD=$lib $(compgen -e | grep '^COMMSCHED_' | while read -r v; do printf '%s=%s ' "$v" "${!v}"; done)"
 echo "run_preloaded: $*"
-timeout --kill-after=10 100 env LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$@" \
+# Launchers started at the same moment (ctest -j) race creating Open MPI's session directory
+# under $TMPDIR ("mkdir ... File exists", orte_init fails): give each run its own.
+export TMPDIR="$tmp"
+# A sanitizer build (COMMSCHED_SANITIZE) sets SANITIZER_RUNTIME: that runtime must come first.
+preload="$lib${LD_PRELOAD:+:$LD_PRELOAD}"
+[[ -n "${SANITIZER_RUNTIME:-}" ]] && preload="$SANITIZER_RUNTIME:$preload"
+timeout --kill-after=10 100 env LD_PRELOAD="$preload" "$@" \
   >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 cat "$tmp/stdout"
