@@ -53,6 +53,7 @@ struct Candidate {
 // trial picks which runs), and its report entry.
 struct Pattern {
   core::CommMatrix matrix;
+  std::vector<Bytes> signature;  // this rank's send then receive bytes when it was learned
   std::vector<Candidate> usable;
   std::vector<std::pair<std::string, std::string>> rejected;  // (id, why)
   learn::Trial trial{{}, 1, 0};
@@ -443,6 +444,8 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   }
   auto p = std::make_unique<Pattern>();
   p->matrix = std::move(m);
+  p->signature = cs.send_bytes;
+  p->signature.insert(p->signature.end(), cs.recv_bytes.begin(), cs.recv_bytes.end());
   PatternRecord& r = p->record;
   r.comm_root = cs.comm_root;
   r.comm_serial = cs.comm_serial;
@@ -715,10 +718,22 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.recv_bytes[j] = static_cast<Bytes>(std::max(recv.counts[j], 0)) *
                          static_cast<Bytes>(std::max(recv.type_size, 0));
     }
-    // Local preparation happens before the agreement, so a failure here is a vote, never a rank
-    // backing out of a schedule the others run.
-    if (can_run && cs.learner.optimised() && cs.current)
-      can_run = prepare(cs, *cs.current, in_place, send, recv);
+    // Which cached pattern, if any, this call's counts are on this rank. Local preparation for
+    // it happens before the agreement, so a failure here is a vote, never a rank backing out of
+    // a schedule the others run.
+    int match = -1;
+    for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
+      const std::vector<Bytes>& sig = cs.patterns[i]->signature;
+      if (!cs.patterns[i]->usable.empty() && sig.size() == 2 * n &&
+          std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), sig.begin()) &&
+          std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(), sig.begin() + static_cast<std::ptrdiff_t>(n))) {
+        match = static_cast<int>(i);
+        break;
+      }
+    }
+    if (can_run && match >= 0)
+      can_run = prepare(cs, *cs.patterns[static_cast<std::size_t>(match)], in_place, send, recv);
+    if (!can_run) match = -1;
     const double t0 = now();
     // One small agreement per call, MAX-reduced: minus the vote (the learning streak, or "my
     // counts are the learned ones and I can run") and the previous call's time on this rank,
@@ -730,16 +745,34 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
     }
-    double agree_in[2] = {-static_cast<double>(vote), cs.timed_seconds};
-    double agree_out[2] = {0, 0};
-    int rc = PMPI_Allreduce(agree_in, agree_out, 2, MPI_DOUBLE, MPI_MAX, cs.dup);
+    // MAX-reduced: minus the vote, the previous call's time, and the cached pattern index with
+    // its negation (equal maximum and minimum: every rank is on the same cached pattern).
+    double agree_in[4] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
+                          -static_cast<double>(match)};
+    double agree_out[4] = {0, 0, -1, 1};
+    int rc = PMPI_Allreduce(agree_in, agree_out, 4, MPI_DOUBLE, MPI_MAX, cs.dup);
     const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
+    static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
     if (cs.timed_pattern && rc == MPI_SUCCESS) cs.timed_pattern->trial.measured(agree_out[1]);
     cs.timed_pattern = nullptr;
     cs.timed_seconds = 0;
     learn::Action action = cs.learner.decide(agreed);
     if (cs.learner.learning()) cs.current = nullptr;
-    if (action == learn::Action::learn_and_run) {
+    const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
+    if (hit >= 0) {
+      // Every rank is on the same cached pattern: run it, no gather (alternating patterns).
+      Pattern* cached = cs.patterns[static_cast<std::size_t>(hit)].get();
+      const bool pinned = cached->usable.size() == 1 && cached->usable.front().native;
+      cs.current = cached;
+      cs.learner.adopt(pinned);
+      action = pinned ? learn::Action::native : learn::Action::run_plan;
+      if (cs.streak_calls > 0) {
+        cached->record.calls += cs.streak_calls;
+        cached->record.time_native_s += cs.streak_seconds;
+        cs.streak_calls = 0;
+        cs.streak_seconds = 0;
+      }
+    } else if (action == learn::Action::learn_and_run) {
       core::CommMatrix m;
       Pattern* p = nullptr;
       std::vector<int> ok;

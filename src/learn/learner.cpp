@@ -10,44 +10,69 @@ bool Learner::same_as_last(std::span<const Bytes> send, std::span<const Bytes> r
          std::equal(recv.begin(), recv.end(), last_.begin() + static_cast<std::ptrdiff_t>(send.size()));
 }
 
+namespace {
+
+std::uint64_t hash_counts(std::span<const Bytes> send, std::span<const Bytes> recv) {
+  std::uint64_t h = 1469598103934665603ull ^ send.size();
+  auto mix = [&h](Bytes v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 1099511628211ull;
+  };
+  for (const Bytes b : send) mix(b);
+  for (const Bytes b : recv) mix(b);
+  return h;
+}
+
+}  // namespace
+
 std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> recv, bool can_run) {
   const bool same = same_as_last(send, recv);
   if (!same) {
     last_.assign(send.begin(), send.end());
     last_.insert(last_.end(), recv.begin(), recv.end());
   }
+  const std::uint64_t h = hash_counts(send, recv);
+  if (history_.size() == kHistory) history_.erase(history_.begin());
+  history_.push_back(h);
+  const auto seen = std::count(history_.begin(), history_.end(), h);
+  streak_ = static_cast<int>(std::min<std::ptrdiff_t>(seen, learn_calls_));
   switch (state_) {
     case State::learning:
-      streak_ = same ? std::min(streak_ + 1, learn_calls_) : 1;
       return streak_;
     case State::optimised:
-      // The learned pattern is exactly `last_` while optimised; a change anywhere votes 0.
-      return (same && can_run) ? 1 : 0;
+      // The learned pattern is exactly `last_` while optimised: a match votes kMatch; counts
+      // that changed vote how often they were seen, so a pattern met before is learned at once.
+      if (same) return can_run ? kMatch : 0;
+      return streak_;
     case State::pinned_native:
-      return same ? 1 : 0;
+      return same ? kMatch : streak_;
   }
   return 0;
 }
 
 Action Learner::decide(std::int64_t agreed_min) {
+  const bool learn = agreed_min >= learn_calls_;
   switch (state_) {
     case State::learning:
-      if (agreed_min >= learn_calls_) {
+      if (learn) {
         state_ = State::optimised;
         return Action::learn_and_run;
       }
       return Action::native;
     case State::optimised:
-      if (agreed_min == 1) return Action::run_plan;
+      if (agreed_min >= kMatch) return Action::run_plan;
       break;
     case State::pinned_native:
-      if (agreed_min == 1) return Action::native;
+      if (agreed_min >= kMatch) return Action::native;
       break;
   }
-  // Somebody's counts changed (or could not run): this call is native and learning restarts
-  // with this call as the first of a new streak.
+  // Somebody's counts changed (or could not run). If every rank has seen its current counts
+  // often enough, learn them now; otherwise this call is native and learning goes on.
+  if (learn && agreed_min < kMatch) {
+    state_ = State::optimised;
+    return Action::learn_and_run;
+  }
   state_ = State::learning;
-  streak_ = 1;
   return Action::native;
 }
 

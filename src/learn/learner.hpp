@@ -2,6 +2,12 @@
 /// The per-communicator pattern state machine (DESIGN.md "learn", "Agreement"). Pure: the MPI
 /// side feeds it this rank's byte counts and the agreed (min-reduced) vote of all ranks, and
 /// every rank, seeing the same agreed values, takes the same transitions.
+///
+/// While learning, a rank's vote is how often its current counts appeared among its last
+/// kHistory calls, not only consecutively: patterns that alternate on one communicator (the
+/// forward and backward transposes of an FFT) are learned too. Learning only triggers the
+/// gather of this call's actual matrix, so a hash collision here costs a gather, never a stale
+/// schedule.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -35,6 +41,14 @@ class Learner {
   /// Learned, but runs native (planning failed or the strategy is native).
   bool pinned_native() const { return state_ == State::pinned_native; }
   bool learning() const { return state_ == State::learning; }
+  /// Every rank's counts matched one cached pattern (agreed by the MPI side): continue from it,
+  /// running its plan (or natively, `pinned`) while the counts stay.
+  void adopt(bool pinned) { state_ = pinned ? State::pinned_native : State::optimised; }
+
+  static constexpr std::size_t kHistory = 16;
+  /// The vote of a rank whose counts are the learned pattern's (above any learn count).
+  static constexpr std::int64_t kMatch = std::int64_t{1} << 40;
+  /// How often (capped at the learn count) this rank's current counts appeared recently.
   int streak() const { return streak_; }
 
  private:
@@ -45,6 +59,7 @@ class Learner {
   State state_ = State::learning;
   int streak_ = 0;
   std::vector<Bytes> last_;  // send bytes then receive bytes of the previous call
+  std::vector<std::uint64_t> history_;  // hashes of the last kHistory calls' counts, oldest first
 };
 
 }  // namespace commsched::learn

@@ -18,6 +18,7 @@
 #   --expect-warning REGEX   exactly one stderr line matches both /warning/i and REGEX
 #   --expect-output REGEX    some stdout line matches REGEX
 #   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages)
+#   --expect-patterns N      at least N patterns ran optimised
 #
 # LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
 # on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
@@ -28,7 +29,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
-expect_stderr=""
+expect_stderr="" expect_patterns=0
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -43,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --expect-warning) expect_warning="${2-}"; shift 2 ;;
     --expect-output) expect_output="${2-}"; shift 2 ;;
     --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
+    --expect-patterns) expect_patterns="${2-}"; require_report=1; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
   esac
@@ -107,9 +109,10 @@ if [[ -n "$expect_stderr" ]]; then
 fi
 
 if [[ -n "$report" && ( $require_report -eq 1 || -e "$report" ) ]]; then
-  "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" <<'EOF' || fail=1
+  "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" \
+    "$expect_patterns" <<'EOF' || fail=1
 import json, sys
-path, strategy, optimised, required = sys.argv[1:5]
+path, strategy, optimised, required, min_patterns = sys.argv[1:6]
 try:
     with open(path) as f:
         report = json.load(f)
@@ -137,6 +140,8 @@ if optimised == "yes" and not done:
     problems.append("expected some optimised pattern")
 if optimised == "no" and done:
     problems.append("expected no optimised pattern")
+if len(done) < int(min_patterns):
+    problems.append(f"expected at least {min_patterns} optimised patterns, got {len(done)}")
 for p in problems:
     print(f"run_preloaded: FAIL: {p}", file=sys.stderr)
 sys.exit(1 if problems else 0)
