@@ -242,7 +242,7 @@ Dataset from_matrix(core::CommMatrix m, const std::string& source) {
   d.nonzeros = m.nonzeros();
   d.total_bytes = m.total_bytes();
   d.key.hash = m.hash();
-  d.strategy = "-";
+  d.strategy.assign(1, '-');  // not = "-": GCC 12 false -Wrestrict at -O3 (PR105651)
   d.world_rank_of.resize(static_cast<std::size_t>(m.size()));
   for (Rank r = 0; r < m.size(); ++r) d.world_rank_of[static_cast<std::size_t>(r)] = r;
   d.rows_present = m.size();

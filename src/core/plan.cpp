@@ -28,6 +28,19 @@ Bytes Plan::wire_bytes() const {
   return b;
 }
 
+Plan one_phase_plan(const CommMatrix& m, std::string strategy) {
+  Plan plan;
+  plan.strategy = std::move(strategy);
+  plan.n = m.size();
+  Phase phase;
+  phase.transfers.reserve(m.nonzeros());
+  for (Rank i = 0; i < m.size(); ++i)
+    for (const Entry& e : m.row(i))
+      phase.transfers.push_back({i, e.peer, {Piece{i, e.peer, 0, e.bytes}}});
+  if (!phase.transfers.empty()) plan.phases.push_back(std::move(phase));
+  return plan;
+}
+
 void add_piece(Phase& phase, Rank from, Rank to, const Piece& piece) {
   auto it = std::find_if(phase.transfers.begin(), phase.transfers.end(),
                          [&](const Transfer& t) { return t.from == from && t.to == to; });

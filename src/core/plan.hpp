@@ -59,6 +59,10 @@ Validation validate(const Plan& plan, const CommMatrix& m);
 /// merges it with the previous piece when they are contiguous parts of one message.
 void add_piece(Phase& phase, Rank from, Rank to, const Piece& piece);
 
+/// One phase holding every message of `m` whole, in row order (the `ac` plan, and the cost
+/// model's native MPI_Alltoallv); no phase when `m` has no message.
+Plan one_phase_plan(const CommMatrix& m, std::string strategy);
+
 /// Staging each rank needs for a plan: the bytes of every piece it receives without being the
 /// piece's destination (forwarded pieces), summed over the whole plan, exactly what
 /// exec::compile allocates. Zero for every rank of a direct plan.

@@ -241,16 +241,7 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo) {
-  core::Plan plan;
-  plan.strategy = "native";
-  plan.n = m.size();
-  core::Phase phase;
-  phase.transfers.reserve(m.nonzeros());
-  for (Rank i = 0; i < m.size(); ++i)
-    for (const core::Entry& e : m.row(i))
-      phase.transfers.push_back({i, e.peer, {core::Piece{i, e.peer, 0, e.bytes}}});
-  if (!phase.transfers.empty()) plan.phases.push_back(std::move(phase));
-  return predict(plan, m, machine, topo);
+  return predict(core::one_phase_plan(m, "native"), m, machine, topo);
 }
 
 double lower_bound(const core::CommMatrix& m, const Machine& machine,

@@ -6,7 +6,6 @@
 // rank, every byte sent up to three times: T ≈ 3∛n·α + 3·δ·m·β (004 eqs. 3, 4, 8). Empty hops
 // are skipped. grid3d is the hybrid of 004 §3.2 (messages ≥ Options::direct_threshold direct in
 // phase 1); grid3d_pure routes every message. Self messages are local copies in phase 1.
-#include <limits>
 #include <vector>
 
 #include "plan/detail.hpp"
@@ -17,43 +16,30 @@ namespace commsched::plan::detail {
 namespace {
 
 core::Plan grid3d(const core::CommMatrix& m, const Options& opts, bool pure) {
-  core::Plan plan = empty_plan(pure ? "grid3d_pure" : "grid3d", m, false);
   const Rank n = m.size();
-  if (n <= 0) return plan;
   Rank k = 1;
   while (k * k * k < n) ++k;
   const Rank plane = k * k;
   const Rank planes = (n + plane - 1) / plane;
   const Rank rows = (n + k - 1) / k;  // rows of the only plane when planes == 1
   auto node = [&](Rank x, Rank y, Rank z) { return z * plane + y * k + x; };
-  const Bytes direct = pure ? std::numeric_limits<Bytes>::max() : hybrid_threshold(opts, 3);
-  std::vector<Hop> hops;
-  hops.reserve(m.nonzeros() * 3);
-  for (Rank i = 0; i < n; ++i)
-    for (const core::Entry& e : m.row(i)) {
-      const Rank d = e.peer;
-      const core::Piece piece{i, d, 0, e.bytes};
-      if (d == i || (!pure && e.bytes >= direct)) {
-        hops.push_back({0, i, d, piece});
-        continue;
-      }
-      const Rank xd = d % k, yd = (d / k) % k;
-      // Phase 1, along X.
-      Rank at = node(xd, (i / k) % k, i / plane);
-      if (at >= n)
-        at = planes >= 2 ? node(xd, (i / k) % k, planes - 2) : node(xd, (i % k) % (rows - 1), 0);
-      if (at != i) hops.push_back({0, i, at, piece});
-      if (at == d) continue;
-      // Phase 2, along Y (a hole here is always in the last plane, so planes ≥ 2).
-      Rank next = node(xd, yd, at / plane);
-      if (next >= n) next = node(xd, yd, planes - 2);
-      if (next != at) hops.push_back({1, at, next, piece});
-      // Phase 3, along Z.
-      if (next != d) hops.push_back({2, next, d, piece});
-    }
-  std::vector<core::Phase> stages = combine_hops(hops, 3);
-  append_steps(plan, stages, 0);
-  return plan;
+  return plan_routed(
+      pure ? "grid3d_pure" : "grid3d", m, opts, pure, {3, 3},
+      [&](Rank i, Rank d, const core::Piece& piece, std::vector<Hop>& hops) {
+        const Rank xd = d % k, yd = (d / k) % k;
+        // Phase 1, along X.
+        Rank at = node(xd, (i / k) % k, i / plane);
+        if (at >= n)
+          at = planes >= 2 ? node(xd, (i / k) % k, planes - 2) : node(xd, (i % k) % (rows - 1), 0);
+        if (at != i) hops.push_back({0, i, at, piece});
+        if (at == d) return;
+        // Phase 2, along Y (a hole here is always in the last plane, so planes ≥ 2).
+        Rank next = node(xd, yd, at / plane);
+        if (next >= n) next = node(xd, yd, planes - 2);
+        if (next != at) hops.push_back({1, at, next, piece});
+        // Phase 3, along Z.
+        if (next != d) hops.push_back({2, next, d, piece});
+      });
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 // the hybrid of 004 §3.2 (messages ≥ Options::direct_threshold direct in the first phase);
 // hypercube_pure routes every message. Self messages are local copies in the first phase.
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "plan/detail.hpp"
@@ -19,47 +18,34 @@ namespace commsched::plan::detail {
 namespace {
 
 core::Plan hypercube(const core::CommMatrix& m, const Options& opts, bool pure) {
-  core::Plan plan = empty_plan(pure ? "hypercube_pure" : "hypercube", m, false);
   const Rank n = m.size();
-  if (n <= 0) return plan;
   Rank q = 1;
   unsigned dims = 0;
   while (q <= n / 2) {
     q *= 2;
     ++dims;
   }
-  const Bytes direct = pure ? std::numeric_limits<Bytes>::max() : hybrid_threshold(opts, dims);
   // The first phase: the fold-in when some rank lies outside the hypercube, else the first
   // exchange (with one rank, the only stage).
   const std::uint32_t first = n > q ? 0 : 1;
-  std::vector<Hop> hops;
-  hops.reserve(m.nonzeros() * (dims + 2));
-  for (Rank i = 0; i < n; ++i)
-    for (const core::Entry& e : m.row(i)) {
-      const Rank d = e.peer;
-      const core::Piece piece{i, d, 0, e.bytes};
-      if (d == i || (!pure && e.bytes >= direct)) {
-        hops.push_back({first, i, d, piece});
-        continue;
-      }
-      Rank at = i;
-      if (at >= q) {
-        hops.push_back({0, at, at - q, piece});
-        at -= q;
-        if (at == d) continue;
-      }
-      const Rank target = d >= q ? d - q : d;
-      for (unsigned t = 0; t < dims; ++t) {
-        const Rank bit = Rank{1} << (dims - 1 - t);
-        if (((at ^ target) & bit) == 0) continue;
-        hops.push_back({1 + t, at, at ^ bit, piece});
-        at ^= bit;
-      }
-      if (at != d) hops.push_back({dims + 1, at, d, piece});
-    }
-  std::vector<core::Phase> stages = combine_hops(hops, dims + 2);
-  append_steps(plan, stages, 0);
-  return plan;
+  return plan_routed(pure ? "hypercube_pure" : "hypercube", m, opts, pure,
+                     {dims + 2, dims, first},
+                     [&](Rank i, Rank d, const core::Piece& piece, std::vector<Hop>& hops) {
+                       Rank at = i;
+                       if (at >= q) {
+                         hops.push_back({0, at, at - q, piece});
+                         at -= q;
+                         if (at == d) return;
+                       }
+                       const Rank target = d >= q ? d - q : d;
+                       for (unsigned t = 0; t < dims; ++t) {
+                         const Rank bit = Rank{1} << (dims - 1 - t);
+                         if (((at ^ target) & bit) == 0) continue;
+                         hops.push_back({1 + t, at, at ^ bit, piece});
+                         at ^= bit;
+                       }
+                       if (at != d) hops.push_back({dims + 1, at, d, piece});
+                     });
 }
 
 }  // namespace

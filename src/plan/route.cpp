@@ -1,5 +1,6 @@
 // Helpers of the indirect planners (route.hpp): combining hops into transfers, colouring a
-// stage into partial permutations, the hybrid threshold and the hierarchical aggregation.
+// stage into partial permutations, the hybrid threshold, the routed planners' frame and the
+// hierarchical aggregation.
 #include "plan/route.hpp"
 
 #include <algorithm>
@@ -70,6 +71,29 @@ Bytes hybrid_threshold(const Options& opts, unsigned hops) {
   if (!(t > 0.0)) return 0;  // free startups: every message direct
   if (t >= 1e18) return kNever;
   return static_cast<Bytes>(std::ceil(t));
+}
+
+core::Plan plan_routed(std::string_view id, const core::CommMatrix& m, const Options& opts,
+                       bool pure, const Routing& routing, const RouteFn& route) {
+  core::Plan plan = empty_plan(id, m, false);
+  const Rank n = m.size();
+  if (n <= 0) return plan;
+  const Bytes direct = pure ? std::numeric_limits<Bytes>::max()
+                            : hybrid_threshold(opts, routing.threshold_hops);
+  std::vector<Hop> hops;
+  hops.reserve(m.nonzeros() * routing.stages);
+  for (Rank i = 0; i < n; ++i)
+    for (const core::Entry& e : m.row(i)) {
+      const Rank d = e.peer;
+      const core::Piece piece{i, d, 0, e.bytes};
+      if (d == i || (!pure && e.bytes >= direct))
+        hops.push_back({routing.direct_stage, i, d, piece});
+      else
+        route(i, d, piece, hops);
+    }
+  std::vector<core::Phase> stages = combine_hops(hops, routing.stages);
+  append_steps(plan, stages, 0);
+  return plan;
 }
 
 std::vector<int> compact_groups(const std::vector<int>& of, Rank n) {

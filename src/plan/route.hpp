@@ -3,6 +3,7 @@
 /// hops a piece takes; hops of one stage bound for the same next rank are combined into one
 /// transfer, and a stage runs as one phase or as colour-planned partial permutations.
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,26 @@ void append_coloured(core::Plan& plan, core::Phase& stage, const Options& opts);
 /// Size from which the hybrids send a message direct: Options::direct_threshold, or when that
 /// is 0 the crossover α / (β·(hops − 1)) (hops ≥ 2, the routing phases of the topology).
 Bytes hybrid_threshold(const Options& opts, unsigned hops);
+
+/// How a routed planner (mesh2d, grid3d, hypercube) lays out its stages: `stages` stages;
+/// self messages (and, for the hybrid, messages ≥ hybrid_threshold(opts, threshold_hops)) go
+/// direct in stage `direct_stage`.
+struct Routing {
+  std::size_t stages;
+  unsigned threshold_hops;
+  std::uint32_t direct_stage = 0;
+};
+
+/// Appends the hops that carry `piece` (the whole message i -> d, i != d) to its destination.
+using RouteFn =
+    std::function<void(Rank i, Rank d, const core::Piece& piece, std::vector<Hop>& hops)>;
+
+/// The frame the routed planners share (004 §3): an empty plan `id` for n ≤ 0; else every
+/// message direct in routing.direct_stage when it is a self message or, unless `pure`, at least
+/// the hybrid threshold, every other one routed by `route`; the stages combined (combine_hops)
+/// and appended in order, empty ones skipped.
+core::Plan plan_routed(std::string_view id, const core::CommMatrix& m, const Options& opts,
+                       bool pure, const Routing& routing, const RouteFn& route);
 
 /// Dense group index (0..groups−1, in order of the smallest member) of every rank from a
 /// topology vector (node_of, cluster_of); empty when `of` does not describe `n` ranks.

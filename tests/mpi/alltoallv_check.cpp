@@ -21,16 +21,13 @@
 #include <utility>
 #include <vector>
 
+#include "mpi_test_util.hpp"
+
 namespace {
 
-constexpr std::uint8_t kCanary = 0xA5;
+using namespace mpi_test;
 
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+constexpr std::uint8_t kCanary = 0xA5;
 
 std::uint64_t hash(std::initializer_list<std::uint64_t> parts) {
   std::uint64_t h = 0x243F6A8885A308D3ULL;
@@ -40,13 +37,8 @@ std::uint64_t hash(std::initializer_list<std::uint64_t> parts) {
 
 std::uint64_t u(int v) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(v)); }
 
-/// Element counts, row-major: m[i*n+j] = elements rank i sends to rank j (in send-type units).
-using Matrix = std::vector<int>;
 /// The pattern of call `it` on a communicator of n ranks.
 using PatternFn = std::function<Matrix(int n, int it)>;
-
-int at(const Matrix& m, int n, int i, int j) { return m[static_cast<std::size_t>(i * n + j)]; }
-int& at(Matrix& m, int n, int i, int j) { return m[static_cast<std::size_t>(i * n + j)]; }
 
 // ---------------------------------------------------------------------------------------------
 // Patterns (identical on every rank: pure functions of n and the seed)
@@ -114,43 +106,6 @@ Matrix self_only(int n, std::uint64_t seed, int max_count) {
   return m;
 }
 
-Matrix symmetric(Matrix m, int n) {  // MPI_IN_PLACE requires recvcounts == sendcounts
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j) at(m, n, j, i) = at(m, n, i, j);
-  return m;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Datatypes: the byte segments one element covers inside its extent (for the canary check)
-
-struct TypeLayout {
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Aint extent = 0;
-  std::vector<std::pair<int, int>> segments;  // (offset, length) in bytes
-  bool owned = false;                         // created here, freed at the end
-};
-
-TypeLayout builtin(MPI_Datatype t, int size) { return {t, size, {{0, size}}, false}; }
-
-/// MPI_Type_vector(blocks, 1, 2, MPI_INT), optionally resized to a larger extent so each element
-/// also ends with a gap.
-TypeLayout strided_ints(int blocks, MPI_Aint resized_extent) {
-  TypeLayout l;
-  MPI_Type_vector(blocks, 1, 2, MPI_INT, &l.type);
-  if (resized_extent > 0) {
-    MPI_Datatype r;
-    MPI_Type_create_resized(l.type, 0, resized_extent, &r);
-    MPI_Type_free(&l.type);
-    l.type = r;
-  }
-  MPI_Type_commit(&l.type);
-  MPI_Aint lb = 0;
-  MPI_Type_get_extent(l.type, &lb, &l.extent);
-  for (int b = 0; b < blocks; ++b) l.segments.emplace_back(8 * b, 4);
-  l.owned = true;
-  return l;
-}
-
 // ---------------------------------------------------------------------------------------------
 // One case: one or more streams of calls, each on its own communicator
 
@@ -170,38 +125,6 @@ struct Case {
   int gap = 0;           // elements left free before and between blocks
   bool reverse = false;  // blocks laid out in decreasing rank order
 };
-
-/// Displacements (in elements of the side's type) for blocks of `counts`; returns the extent
-/// count the buffer needs.
-int layout(const std::vector<int>& counts, int gap, bool reverse, std::vector<int>& displs) {
-  const int n = static_cast<int>(counts.size());
-  displs.assign(counts.size(), 0);
-  int pos = gap;
-  for (int k = 0; k < n; ++k) {
-    const int j = reverse ? n - 1 - k : k;
-    displs[j] = pos;
-    pos += counts[j] + gap;
-  }
-  return pos;
-}
-
-/// Deterministic contents for the buffers: a function of (case, stream, rank, call, offset).
-void fill(std::vector<std::uint8_t>& buf, std::uint64_t key) {
-  for (std::size_t k = 0; k < buf.size(); ++k)
-    buf[k] = static_cast<std::uint8_t>(mix64(key + k) >> 24);
-}
-
-/// covered[b] = true where an element of some receive block lies.
-std::vector<bool> covered_bytes(std::size_t size, const TypeLayout& t,
-                                const std::vector<int>& counts, const std::vector<int>& displs) {
-  std::vector<bool> covered(size, false);
-  for (std::size_t j = 0; j < counts.size(); ++j)
-    for (int e = 0; e < counts[j]; ++e)
-      for (auto [off, len] : t.segments)
-        for (int b = 0; b < len; ++b)
-          covered[static_cast<std::size_t>((displs[j] + e) * t.extent + off + b)] = true;
-  return covered;
-}
 
 struct Failure {
   bool failed = false;
@@ -224,8 +147,7 @@ std::string byte_diff(const char* where, std::size_t offset, std::uint8_t got, s
 void run_call(const Case& c, std::size_t s, int it, std::uint64_t case_id, Failure& f) {
   const Stream& st = c.streams[s];
   int rank = 0, n = 1, world_rank = 0;
-  MPI_Comm_rank(st.comm, &rank);
-  MPI_Comm_size(st.comm, &n);
+  rank_and_size(st.comm, rank, n);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   const Matrix m = st.pattern(n, it);
 
@@ -243,15 +165,10 @@ void run_call(const Case& c, std::size_t s, int it, std::uint64_t case_id, Failu
   const std::uint64_t key = hash({case_id, s, u(rank), u(it)});
   const std::vector<bool> covered = covered_bytes(r_bytes, *c.recv, rcounts, rdispls);
 
+  // Deterministic contents: a function of (case, stream, rank, call, offset). In place, the data
+  // to send sits in the receive blocks; everything else is canary.
   std::vector<std::uint8_t> sendbuf(s_bytes), recv_ref(r_bytes, kCanary);
-  if (c.in_place) {  // the data to send sits in the receive blocks; everything else is canary
-    std::vector<std::uint8_t> data(r_bytes);
-    fill(data, key);
-    for (std::size_t b = 0; b < r_bytes; ++b)
-      if (covered[b]) recv_ref[b] = data[b];
-  } else {
-    fill(sendbuf, key);
-  }
+  fill_send_data(c.in_place, key, 24, sendbuf, recv_ref, covered);
   std::vector<std::uint8_t> recv_test = recv_ref;
   const std::vector<std::uint8_t> send_copy = sendbuf;
 
@@ -271,23 +188,19 @@ void run_call(const Case& c, std::size_t s, int it, std::uint64_t case_id, Failu
              "return code " + std::to_string(rc) + " (reference " + std::to_string(rc_ref) + ")");
     return;
   }
-  for (std::size_t b = 0; b < r_bytes; ++b)
-    if (recv_test[b] != recv_ref[b]) {
-      f.report(c.name, it, world_rank,
-               byte_diff(covered[b] ? "recvbuf vs PMPI reference" : "recvbuf vs PMPI reference (gap)",
-                         b, recv_test[b], recv_ref[b]));
-      return;
-    }
+  if (const std::size_t b = first_difference(recv_test, recv_ref); b < r_bytes) {
+    f.report(c.name, it, world_rank,
+             byte_diff(covered[b] ? "recvbuf vs PMPI reference" : "recvbuf vs PMPI reference (gap)",
+                       b, recv_test[b], recv_ref[b]));
+    return;
+  }
   for (std::size_t b = 0; b < r_bytes; ++b)
     if (!covered[b] && recv_test[b] != kCanary) {
       f.report(c.name, it, world_rank, byte_diff("canary overwritten", b, recv_test[b], kCanary));
       return;
     }
-  for (std::size_t b = 0; b < s_bytes; ++b)
-    if (sendbuf[b] != send_copy[b]) {
-      f.report(c.name, it, world_rank, byte_diff("sendbuf modified", b, sendbuf[b], send_copy[b]));
-      return;
-    }
+  if (const std::size_t b = first_difference(sendbuf, send_copy); b < s_bytes)
+    f.report(c.name, it, world_rank, byte_diff("sendbuf modified", b, sendbuf[b], send_copy[b]));
 }
 
 /// True when the case passed on every rank.
@@ -318,8 +231,7 @@ PatternFn changing(std::uint64_t seed, int k, int percent, int max_count) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rank_and_size(MPI_COMM_WORLD, rank, size);
 
   TypeLayout byte_t = builtin(MPI_BYTE, 1);
   TypeLayout int_t = builtin(MPI_INT, 4);

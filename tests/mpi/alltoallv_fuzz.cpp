@@ -28,56 +28,13 @@
 #include <utility>
 #include <vector>
 
+#include "mpi_test_util.hpp"
+
 namespace {
 
+using namespace mpi_test;
+
 constexpr std::uint8_t kCanary = 0x5A;
-
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-/// Deterministic stream of choices; every rank holding the same seed draws the same values.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(mix64(seed)) {}
-  std::uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ULL); }
-  int below(int k) { return k <= 0 ? 0 : static_cast<int>(next() % static_cast<std::uint64_t>(k)); }
-  bool chance(int percent) { return below(100) < percent; }
-
- private:
-  std::uint64_t state_;
-};
-
-struct TypeLayout {
-  const char* name = "";
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Aint extent = 0;
-  std::vector<std::pair<int, int>> segments;  // (offset, length) of data bytes in one element
-};
-
-TypeLayout strided(const char* name, int blocks, MPI_Aint resized_extent) {
-  TypeLayout l;
-  l.name = name;
-  MPI_Type_vector(blocks, 1, 2, MPI_INT, &l.type);
-  if (resized_extent > 0) {
-    MPI_Datatype r;
-    MPI_Type_create_resized(l.type, 0, resized_extent, &r);
-    MPI_Type_free(&l.type);
-    l.type = r;
-  }
-  MPI_Type_commit(&l.type);
-  MPI_Aint lb = 0;
-  MPI_Type_get_extent(l.type, &lb, &l.extent);
-  for (int b = 0; b < blocks; ++b) l.segments.emplace_back(8 * b, 4);
-  return l;
-}
-
-/// Element counts, row-major: m[i*n+j] = elements rank i sends to rank j.
-using Matrix = std::vector<int>;
-int& at(Matrix& m, int n, int i, int j) { return m[static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + static_cast<std::size_t>(j)]; }
 
 Matrix random_matrix(Rng& r, int n, int max_count) {
   Matrix m(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), 0);
@@ -109,24 +66,6 @@ Matrix random_matrix(Rng& r, int n, int max_count) {
   return m;
 }
 
-Matrix symmetric(Matrix m, int n) {  // MPI_IN_PLACE requires recvcounts == sendcounts
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j) at(m, n, j, i) = at(m, n, i, j);
-  return m;
-}
-
-int layout(const std::vector<int>& counts, int gap, bool reverse, std::vector<int>& displs) {
-  const int n = static_cast<int>(counts.size());
-  displs.assign(counts.size(), 0);
-  int pos = gap;
-  for (int k = 0; k < n; ++k) {
-    const int j = reverse ? n - 1 - k : k;
-    displs[static_cast<std::size_t>(j)] = pos;
-    pos += counts[static_cast<std::size_t>(j)] + gap;
-  }
-  return pos;
-}
-
 struct Totals {
   long long calls = 0;
   long long bytes = 0;
@@ -137,8 +76,7 @@ std::string one_call(MPI_Comm comm, const Matrix& m_in, const TypeLayout& st, co
                      int recv_scale, bool in_place, int gap, bool reverse, std::uint64_t key,
                      Totals& totals) {
   int rank = 0, n = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
+  rank_and_size(comm, rank, n);
   Matrix m = m_in;
   std::vector<int> sc(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) {
@@ -150,22 +88,10 @@ std::string one_call(MPI_Comm comm, const Matrix& m_in, const TypeLayout& st, co
   const int r_elems = layout(rc, gap, reverse, rd);
   const auto s_bytes = static_cast<std::size_t>(std::max<MPI_Aint>(1, s_elems * st.extent));
   const auto r_bytes = static_cast<std::size_t>(std::max<MPI_Aint>(1, r_elems * rt.extent));
-  std::vector<bool> covered(r_bytes, false);
-  for (std::size_t j = 0; j < rc.size(); ++j)
-    for (int e = 0; e < rc[j]; ++e)
-      for (auto [off, len] : rt.segments)
-        for (int b = 0; b < len; ++b)
-          covered[static_cast<std::size_t>((rd[j] + e) * rt.extent + off + b)] = true;
+  const std::vector<bool> covered = covered_bytes(r_bytes, rt, rc, rd);
 
   std::vector<std::uint8_t> sendbuf(s_bytes), ref(r_bytes, kCanary);
-  for (std::size_t b = 0; b < (in_place ? r_bytes : s_bytes); ++b) {
-    const auto v = static_cast<std::uint8_t>(mix64(key + b) >> 32);
-    if (in_place) {
-      if (covered[b]) ref[b] = v;
-    } else {
-      sendbuf[b] = v;
-    }
-  }
+  fill_send_data(in_place, key, 32, sendbuf, ref, covered);
   std::vector<std::uint8_t> test = ref;
   const std::vector<std::uint8_t> send_copy = sendbuf;
   const void* sb = in_place ? MPI_IN_PLACE : static_cast<const void*>(sendbuf.data());
@@ -198,8 +124,7 @@ std::string one_call(MPI_Comm comm, const Matrix& m_in, const TypeLayout& st, co
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int world_rank = 0, world_size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  rank_and_size(MPI_COMM_WORLD, world_rank, world_size);
   long long cases = 25;
   std::uint64_t base_seed = 1;
   // --inplace-noncontig avoid|only: leave out, or run nothing but, MPI_IN_PLACE with a strided
@@ -214,10 +139,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  TypeLayout byte_t{"byte", MPI_BYTE, 1, {{0, 1}}};
-  TypeLayout int_t{"int", MPI_INT, 4, {{0, 4}}};
-  TypeLayout vec_t = strided("vector3", 3, 0);       // ints at 0, 2, 4 of an extent of 5 ints
-  TypeLayout vec_rs_t = strided("vector2_resized", 2, 16);  // ints at 0, 2 of 4 ints
+  TypeLayout byte_t = builtin(MPI_BYTE, 1, "byte");
+  TypeLayout int_t = builtin(MPI_INT, 4, "int");
+  TypeLayout vec_t = strided_ints(3, 0, "vector3");  // ints at 0, 2, 4 of an extent of 5 ints
+  TypeLayout vec_rs_t = strided_ints(2, 16, "vector2_resized");  // ints at 0, 2 of 4 ints
 
   long long mismatches = 0;
   Totals totals;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "mpi_test_util.hpp"
+
 namespace {
 
 // Pattern `which` (0 or 1): rank i sends (1 + (i*7 + j*3 + which*5) % 4) * 16 bytes to j when
@@ -22,22 +24,13 @@ int count_of(int i, int j, int which) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi_test::rank_and_size(MPI_COMM_WORLD, rank, size);
   const int calls = argc > 1 ? std::atoi(argv[1]) : 40;
   int failures = 0;
   for (int call = 0; call < calls; ++call) {
     const int which = call % 2;
-    std::vector<int> sc(size), sd(size), rc(size), rd(size);
-    int st = 0, rt = 0;
-    for (int j = 0; j < size; ++j) {
-      sc[j] = count_of(rank, j, which);
-      rc[j] = count_of(j, rank, which);
-      sd[j] = st;
-      rd[j] = rt;
-      st += sc[j];
-      rt += rc[j];
-    }
+    const auto& [sc, sd, rc, rd, st, rt] =
+        mpi_test::count_table(size, rank, [&](int i, int j) { return count_of(i, j, which); });
     std::vector<unsigned char> send(st), got(rt, 0xee), ref(rt, 0xdd);
     for (int k = 0; k < st; ++k) send[k] = static_cast<unsigned char>(rank * 31 + k * 7 + call);
     MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, got.data(), rc.data(), rd.data(),

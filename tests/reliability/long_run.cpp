@@ -32,24 +32,11 @@
 #include <cstring>
 #include <vector>
 
+#include "mpi_test_util.hpp"
+
 namespace {
 
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(mix64(seed)) {}
-  std::uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ULL); }
-  int below(int k) { return k <= 0 ? 0 : static_cast<int>(next() % static_cast<std::uint64_t>(k)); }
-
- private:
-  std::uint64_t state_;
-};
+using namespace mpi_test;
 
 long resident_kib() {
   long pages_total = 0, pages_resident = 0;
@@ -71,9 +58,7 @@ int open_fds() {
   return count;
 }
 
-/// Byte counts, row-major: m[i*n+j] = bytes rank i sends to rank j.
-using Matrix = std::vector<int>;
-
+/// Byte counts (Matrix): m[i*n+j] = bytes rank i sends to rank j.
 Matrix make_matrix(std::uint64_t epoch, int n) {
   Rng r(epoch * 7919 + 17);
   Matrix m(static_cast<std::size_t>(n * n), 0);
@@ -92,18 +77,9 @@ std::uint8_t payload(int src, int dst, long it, int k) {
 /// One verified call; returns the number of wrong bytes on this rank.
 long exchange(MPI_Comm comm, const Matrix& m, long it) {
   int rank = 0, n = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
-  std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
-  int st = 0, rt = 0;
-  for (int j = 0; j < n; ++j) {
-    sc[static_cast<std::size_t>(j)] = m[static_cast<std::size_t>(rank * n + j)];
-    rc[static_cast<std::size_t>(j)] = m[static_cast<std::size_t>(j * n + rank)];
-    sd[static_cast<std::size_t>(j)] = st;
-    rd[static_cast<std::size_t>(j)] = rt;
-    st += sc[static_cast<std::size_t>(j)];
-    rt += rc[static_cast<std::size_t>(j)];
-  }
+  rank_and_size(comm, rank, n);
+  const auto& [sc, sd, rc, rd, st, rt] =
+      count_table(n, rank, [&](int i, int j) { return at(m, n, i, j); });
   std::vector<std::uint8_t> sb(static_cast<std::size_t>(std::max(st, 1))),
       rb(static_cast<std::size_t>(std::max(rt, 1)), 0xEE);
   for (int j = 0; j < n; ++j)
@@ -123,8 +99,7 @@ long exchange(MPI_Comm comm, const Matrix& m, long it) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  rank_and_size(MPI_COMM_WORLD, rank, n);
   long iterations = 100000, warmup = 10000, rss_bound_kib = 4096, subcomm_every = 1000;
   std::uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -25,14 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_test_util.hpp"
+
 namespace {
 
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+using namespace mpi_test;
 
 const char* level_name(int level) {
   switch (level) {
@@ -50,22 +47,15 @@ int count(int s, int n, int i, int j) {
   return h % 3 == 0 ? 0 : static_cast<int>(1 + h % 97) * (s + 1);
 }
 
-struct Buffers {
-  std::vector<int> sc, sd, rc, rd;
+struct Buffers : CountTable {
   std::vector<std::uint8_t> send, ref, test;
 };
 
 Buffers prepare(int s, int n, int rank, long call) {
   Buffers b;
-  int st = 0, rt = 0;
-  for (int j = 0; j < n; ++j) {
-    b.sc.push_back(count(s, n, rank, j));
-    b.rc.push_back(count(s, n, j, rank));
-    b.sd.push_back(st);
-    b.rd.push_back(rt);
-    st += b.sc.back();
-    rt += b.rc.back();
-  }
+  static_cast<CountTable&>(b) =
+      count_table(n, rank, [&](int i, int j) { return count(s, n, i, j); });
+  const int st = b.send_total, rt = b.recv_total;
   b.send.resize(static_cast<std::size_t>(st + 1));
   for (std::size_t k = 0; k < b.send.size(); ++k)
     b.send[k] = static_cast<std::uint8_t>(mix64(static_cast<std::uint64_t>(call * 131 + rank) ^ (k << 20)) >> 50);
@@ -77,8 +67,7 @@ Buffers prepare(int s, int n, int rank, long call) {
 /// One compared call; true when the library's result equals PMPI's.
 bool call_and_compare(MPI_Comm comm, int s, long call, Buffers* pre = nullptr) {
   int rank = 0, n = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
+  rank_and_size(comm, rank, n);
   Buffers own;
   Buffers& b = pre ? *pre : (own = prepare(s, n, rank, call));
   PMPI_Alltoallv(b.send.data(), b.sc.data(), b.sd.data(), MPI_BYTE, b.ref.data(), b.rc.data(),
@@ -104,8 +93,7 @@ int main(int argc, char** argv) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, required, &provided);
   int rank = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  rank_and_size(MPI_COMM_WORLD, rank, n);
 
   std::vector<MPI_Comm> comms(static_cast<std::size_t>(threads));
   for (MPI_Comm& c : comms) MPI_Comm_dup(MPI_COMM_WORLD, &c);

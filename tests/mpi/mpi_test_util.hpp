@@ -1,0 +1,167 @@
+#pragma once
+// Header-only helpers the MPI test programs share (tests/mpi, tests/reliability): the mix64
+// byte patterns and a seeded choice stream, count matrices and the count/displacement tables
+// of one rank, datatype layouts and the canary bookkeeping of a receive buffer, and the
+// comparison of a call's buffers with PMPI's.
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace mpi_test {
+
+/// splitmix64's finaliser: the source of every deterministic byte pattern and choice.
+inline std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/// Deterministic stream of choices; every rank holding the same seed draws the same values.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(mix64(seed)) {}
+  std::uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ULL); }
+  int below(int k) { return k <= 0 ? 0 : static_cast<int>(next() % static_cast<std::uint64_t>(k)); }
+  bool chance(int percent) { return below(100) < percent; }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// MPI_Comm_rank and MPI_Comm_size of `comm`.
+inline void rank_and_size(MPI_Comm comm, int& rank, int& size) {
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+}
+
+/// Counts, row-major: m[i*n+j] = what rank i sends to rank j (elements or bytes).
+using Matrix = std::vector<int>;
+
+inline std::size_t cell(int n, int i, int j) {
+  return static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + static_cast<std::size_t>(j);
+}
+inline int at(const Matrix& m, int n, int i, int j) { return m[cell(n, i, j)]; }
+inline int& at(Matrix& m, int n, int i, int j) { return m[cell(n, i, j)]; }
+
+/// The lower triangle mirrored: MPI_IN_PLACE requires recvcounts == sendcounts.
+inline Matrix symmetric(Matrix m, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) at(m, n, j, i) = at(m, n, i, j);
+  return m;
+}
+
+/// One rank's arguments of a contiguous MPI_Alltoallv: counts and packed displacements.
+struct CountTable {
+  std::vector<int> sc, sd, rc, rd;
+  int send_total = 0;
+  int recv_total = 0;
+};
+
+/// The table of `rank` among n ranks where count(i, j) is what rank i sends to rank j.
+template <typename Count>
+CountTable count_table(int n, int rank, Count count) {
+  CountTable t;
+  for (int j = 0; j < n; ++j) {
+    t.sc.push_back(count(rank, j));
+    t.rc.push_back(count(j, rank));
+    t.sd.push_back(t.send_total);
+    t.rd.push_back(t.recv_total);
+    t.send_total += t.sc.back();
+    t.recv_total += t.rc.back();
+  }
+  return t;
+}
+
+/// Displacements (in elements of the side's type) for blocks of `counts`, `gap` elements left
+/// free before and between blocks, in decreasing rank order when `reverse`; returns the extent
+/// count the buffer needs.
+inline int layout(const std::vector<int>& counts, int gap, bool reverse, std::vector<int>& displs) {
+  const int n = static_cast<int>(counts.size());
+  displs.assign(counts.size(), 0);
+  int pos = gap;
+  for (int k = 0; k < n; ++k) {
+    const int j = reverse ? n - 1 - k : k;
+    displs[static_cast<std::size_t>(j)] = pos;
+    pos += counts[static_cast<std::size_t>(j)] + gap;
+  }
+  return pos;
+}
+
+/// A datatype and the byte segments one element covers inside its extent (for the canary check).
+struct TypeLayout {
+  const char* name = "";
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Aint extent = 0;
+  std::vector<std::pair<int, int>> segments;  // (offset, length) in bytes
+  bool owned = false;                         // created here, to be freed by its user
+};
+
+inline TypeLayout builtin(MPI_Datatype t, int size, const char* name = "") {
+  TypeLayout l;
+  l.name = name;
+  l.type = t;
+  l.extent = size;
+  l.segments = {{0, size}};
+  return l;
+}
+
+/// MPI_Type_vector(blocks, 1, 2, MPI_INT), committed, optionally resized to a larger extent so
+/// each element also ends with a gap.
+inline TypeLayout strided_ints(int blocks, MPI_Aint resized_extent, const char* name = "") {
+  TypeLayout l;
+  l.name = name;
+  MPI_Type_vector(blocks, 1, 2, MPI_INT, &l.type);
+  if (resized_extent > 0) {
+    MPI_Datatype r;
+    MPI_Type_create_resized(l.type, 0, resized_extent, &r);
+    MPI_Type_free(&l.type);
+    l.type = r;
+  }
+  MPI_Type_commit(&l.type);
+  MPI_Aint lb = 0;
+  MPI_Type_get_extent(l.type, &lb, &l.extent);
+  for (int b = 0; b < blocks; ++b) l.segments.emplace_back(8 * b, 4);
+  l.owned = true;
+  return l;
+}
+
+/// covered[b] = true where an element of some receive block lies.
+inline std::vector<bool> covered_bytes(std::size_t size, const TypeLayout& t,
+                                       const std::vector<int>& counts,
+                                       const std::vector<int>& displs) {
+  std::vector<bool> covered(size, false);
+  for (std::size_t j = 0; j < counts.size(); ++j)
+    for (int e = 0; e < counts[j]; ++e)
+      for (auto [off, len] : t.segments)
+        for (int b = 0; b < len; ++b)
+          covered[static_cast<std::size_t>((displs[j] + e) * t.extent + off + b)] = true;
+  return covered;
+}
+
+/// The data a call sends, byte k = mix64(key + k) >> shift: with `in_place` into the covered
+/// bytes of `recv` (the rest keeps its canary), else into all of `send`.
+inline void fill_send_data(bool in_place, std::uint64_t key, int shift,
+                           std::vector<std::uint8_t>& send, std::vector<std::uint8_t>& recv,
+                           const std::vector<bool>& covered) {
+  if (in_place) {
+    for (std::size_t b = 0; b < recv.size(); ++b)
+      if (covered[b]) recv[b] = static_cast<std::uint8_t>(mix64(key + b) >> shift);
+  } else {
+    for (std::size_t b = 0; b < send.size(); ++b)
+      send[b] = static_cast<std::uint8_t>(mix64(key + b) >> shift);
+  }
+}
+
+/// Offset of the first byte where `got` differs from `want` (same size), or got.size().
+inline std::size_t first_difference(const std::vector<std::uint8_t>& got,
+                                    const std::vector<std::uint8_t>& want) {
+  std::size_t b = 0;
+  while (b < got.size() && got[b] == want[b]) ++b;
+  return b;
+}
+
+}  // namespace mpi_test
