@@ -1,6 +1,7 @@
 #include "intercept/drs.hpp"
 
 #include <algorithm>
+#include <list>
 #include <random>
 #include <vector>
 
@@ -76,10 +77,9 @@ class Drs {
     check(PMPI_Wait(&ask_, &st));
     int cancelled = 0;
     check(PMPI_Test_cancelled(&st, &cancelled));
-    if (!cancelled) {
-      const int refuse = 0;
-      check(PMPI_Send(&refuse, 1, MPI_INT, st.MPI_SOURCE, kAnswerTag, comm_));
-    }
+    if (!cancelled) answer(st.MPI_SOURCE, 0);
+    // Our answers complete: every asker posted its receive for the answer before asking.
+    for (Answer& a : answers_) check(PMPI_Wait(&a.req, MPI_STATUS_IGNORE));
     return error_;
   }
 
@@ -104,20 +104,34 @@ class Drs {
     if (!flag || error_ != MPI_SUCCESS) return;
     const int from = st.MPI_SOURCE;
     // Grant only a request of this call, while no other sender holds the lock.
-    int answer = (busy_ < 0 && asked_ == call_) ? 1 : 0;
-    if (answer) busy_ = from;
-    check(PMPI_Send(&answer, 1, MPI_INT, from, kAnswerTag, comm_));
+    const int yes = (busy_ < 0 && asked_ == call_) ? 1 : 0;
+    if (yes) busy_ = from;
+    answer(from, yes);
     check(PMPI_Irecv(&asked_, 1, MPI_LONG_LONG, MPI_ANY_SOURCE, kAskTag, comm_, &ask_));
+  }
+
+  // Control messages never block: with synchronous small sends (SMPI, some MPIs), two ranks
+  // each blocked sending to the other would wait forever. Finished answers are recycled.
+  void answer(int to, int yes) {
+    auto it = std::find_if(answers_.begin(), answers_.end(), [this](Answer& a) {
+      int done = 1;
+      if (a.req != MPI_REQUEST_NULL) check(PMPI_Test(&a.req, &done, MPI_STATUS_IGNORE));
+      return done != 0;
+    });
+    if (it == answers_.end()) it = answers_.emplace(answers_.end());
+    it->value = yes;
+    check(PMPI_Isend(&it->value, 1, MPI_INT, to, kAnswerTag, comm_, &it->req));
   }
 
   // Test-and-set `dst`'s lock; on success send the whole message. Serves others while waiting.
   bool try_send(int dst) {
-    int answer = 0;
-    MPI_Request reply;
-    check(PMPI_Irecv(&answer, 1, MPI_INT, dst, kAnswerTag, comm_, &reply));
-    check(PMPI_Send(&call_, 1, MPI_LONG_LONG, dst, kAskTag, comm_));
+    int granted = 0;
+    MPI_Request reply, ask;
+    check(PMPI_Irecv(&granted, 1, MPI_INT, dst, kAnswerTag, comm_, &reply));
+    check(PMPI_Isend(&call_, 1, MPI_LONG_LONG, dst, kAskTag, comm_, &ask));
     wait_serving(reply);
-    if (!answer || error_ != MPI_SUCCESS) return false;
+    wait_serving(ask);  // answered, so it was received
+    if (!granted || error_ != MPI_SUCCESS) return false;
     const Outgoing o = outgoing(send_, dst);
     MPI_Request req;
     check(PMPI_Isend(o.buf, o.count, o.type, dst, kDataTag, comm_, &req));
@@ -143,6 +157,11 @@ class Drs {
   MPI_Request ask_ = MPI_REQUEST_NULL;
   long long asked_ = -1;
   int busy_ = -1;  // the sender holding our lock
+  struct Answer {
+    MPI_Request req = MPI_REQUEST_NULL;
+    int value = 0;
+  };
+  std::list<Answer> answers_;  // answers in flight (a list: their buffers must not move)
   int expected_ = 0, arrived_ = 0;
   int error_ = MPI_SUCCESS;
 };
