@@ -20,6 +20,20 @@
 //   neighbors  i -> i+1, ..., i+D (mod n), u bytes each (paper 004 §4.1).
 //   random     each (i,j) present with probability D/n, size u*10^U(0,3) bytes (three orders of
 //              magnitude); rows and columns may be empty.
+//   density    every row has exactly min(D, n-1) distinct random destinations other than itself,
+//              u bytes each: D = density*(n-1) gives paper 002's synthetic patterns (§4, Table 11:
+//              10-75 % of a complete exchange, 256 and 512 bytes).
+//   transport  paper 001 §9: fan-out k = min(D, n-1) and traffic t = u bytes per rank in and out.
+//              Row i sends to k destinations pi((pi^-1(i) + s_m) mod n) for k distinct random
+//              shifts s_m (pi a random permutation), so every column also has k sources, one per
+//              shift. With non-uniformity l (--nonuniformity): the fraction l*t of the traffic
+//              goes to (1-l)k destinations and (1-l)*t to the other l*k (group sizes rounded,
+//              at least 1 each when k >= 2); l = 1/2 gives uniform messages, l = 1/k one large
+//              message and k-1 small ones. Sizes are floored to whole bytes (at least 1).
+//   fft3d      the transpose of a 3-D FFT (paper 004 §4.4, Tables 3-4): every rank sends u bytes
+//              to each of Y = min(D, n) receivers spread evenly over the ranks (receiver m is
+//              rank floor(m*n/Y)), itself included. Y = n is an all-to-all; Y much smaller than n
+//              is the "high variance" case (Y receivers take n messages each).
 // Every rank derives its row and column from (pattern, n, D, u, seed, epoch) alone, so all ranks
 // agree without communicating. With --change-every K the epoch (and so the counts) changes every
 // K iterations, warm-up included.
@@ -41,6 +55,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <time.h>  // clock_gettime (SMPI's smpicxx maps it to simulated time)
 
 namespace {
 
@@ -106,10 +122,10 @@ std::vector<int> distinct_sample(int count, int lo, int range, Rng& rng) {
 // ---------------------------------------------------------------------------------------------
 // Patterns
 
-enum class PatternKind { uniform, skewed, hotspot, neighbors, random };
+enum class PatternKind { uniform, skewed, hotspot, neighbors, random, density, transport, fft3d };
 
-constexpr std::string_view kPatternNames[] = {"uniform", "skewed", "hotspot", "neighbors",
-                                              "random"};
+constexpr std::string_view kPatternNames[] = {"uniform", "skewed",  "hotspot",   "neighbors",
+                                              "random",  "density", "transport", "fft3d"};
 
 std::optional<PatternKind> parse_pattern(std::string_view s) {
   for (std::size_t k = 0; k < std::size(kPatternNames); ++k)
@@ -122,6 +138,7 @@ struct PatternParams {
   int degree = 4;
   std::int64_t unit = 1024;
   std::uint64_t seed = 1;
+  double nonuniformity = 0.5;  // transport: fraction l of the traffic to (1-l)k destinations
 };
 
 /// One epoch's communication matrix, queried by row (what a rank sends) and by column (what it
@@ -157,6 +174,25 @@ class Pattern {
           row_length_[order[r]] = length[k];
         }
       }
+    } else if (p_.kind == PatternKind::transport) {
+      const int k = std::min(p_.degree, n_ - 1);
+      perms_.push_back(random_permutation(n_, rng));
+      std::vector<int> inv(static_cast<std::size_t>(n_));
+      for (int i = 0; i < n_; ++i) inv[perms_[0][i]] = i;
+      inverses_.push_back(std::move(inv));
+      shifts_ = distinct_sample(k, 1, n_ - 1, rng);
+      // (1-l)k "small" destinations share l*t, l*k "large" ones share (1-l)*t.
+      int large = static_cast<int>(std::lround(p_.nonuniformity * k));
+      if (k >= 2) large = std::clamp(large, 1, k - 1);
+      else large = k;
+      const int small = k - large;
+      const double t = static_cast<double>(p_.unit);
+      const double small_share = large == k ? 0.0 : p_.nonuniformity * t;
+      const double large_share = large == k ? t : (1.0 - p_.nonuniformity) * t;
+      for (int m = 0; m < k; ++m) {
+        const double b = m < small ? small_share / small : large_share / large;
+        shift_bytes_.push_back(std::max<std::int64_t>(1, static_cast<std::int64_t>(b)));
+      }
     }
   }
 
@@ -175,7 +211,15 @@ class Pattern {
         break;
       case PatternKind::skewed:
       case PatternKind::hotspot:
+      case PatternKind::density:
         for_each_sampled(i, [&](int j, std::int64_t b) { bytes[j] = b; });
+        break;
+      case PatternKind::transport:
+        for (std::size_t m = 0; m < shifts_.size(); ++m)
+          bytes[perms_[0][(inverses_[0][i] + shifts_[m]) % n_]] = shift_bytes_[m];
+        break;
+      case PatternKind::fft3d:
+        for (int m = 0; m < fft_receivers(); ++m) bytes[fft_receiver(m)] = p_.unit;
         break;
     }
   }
@@ -195,10 +239,19 @@ class Pattern {
         break;
       case PatternKind::skewed:
       case PatternKind::hotspot:  // rows are sampled, so scan them all: O(n*D)
+      case PatternKind::density:
         for (int i = 0; i < n_; ++i)
           for_each_sampled(i, [&](int dst, std::int64_t b) {
             if (dst == j) bytes[i] = b;
           });
+        break;
+      case PatternKind::transport:
+        for (std::size_t m = 0; m < shifts_.size(); ++m)
+          bytes[perms_[0][((inverses_[0][j] - shifts_[m]) % n_ + n_) % n_]] = shift_bytes_[m];
+        break;
+      case PatternKind::fft3d:
+        for (int m = 0; m < fft_receivers(); ++m)
+          if (fft_receiver(m) == j) std::fill(bytes.begin(), bytes.end(), p_.unit);
         break;
     }
   }
@@ -217,12 +270,20 @@ class Pattern {
     return std::max<std::int64_t>(1, std::llround(bytes));
   }
 
-  /// Rows whose destinations are drawn at random (skewed, hotspot): f(dst, bytes) per entry.
+  int fft_receivers() const { return std::min(p_.degree, n_); }
+  int fft_receiver(int m) const {
+    return static_cast<int>(static_cast<std::int64_t>(m) * n_ / fft_receivers());
+  }
+
+  /// Rows whose destinations are drawn at random (skewed, hotspot, density): f(dst, bytes) per
+  /// entry.
   template <class F>
   void for_each_sampled(int i, F&& f) const {
     Rng rng(hash3(key_, static_cast<std::uint64_t>(i), 0x5a));
     if (p_.kind == PatternKind::skewed) {
       for (int j : distinct_sample(row_dense_[i], 0, n_, rng)) f(j, row_length_[i] * p_.unit);
+    } else if (p_.kind == PatternKind::density) {  // i + 1 + [0, n-1) mod n: never i itself
+      for (int j : distinct_sample(p_.degree, 0, n_ - 1, rng)) f((i + 1 + j) % n_, p_.unit);
     } else {
       f(0, 32 * p_.unit);
       for (int j : distinct_sample(p_.degree - 1, 1, n_ - 1, rng)) f(j, p_.unit);
@@ -232,8 +293,10 @@ class Pattern {
   PatternParams p_;
   int n_;
   std::uint64_t key_;
-  std::vector<std::vector<int>> perms_, inverses_;  // uniform
+  std::vector<std::vector<int>> perms_, inverses_;  // uniform; transport (one permutation)
   std::vector<int> row_dense_, row_length_;         // skewed
+  std::vector<int> shifts_;                         // transport
+  std::vector<std::int64_t> shift_bytes_;           // transport: bytes per shift
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -270,23 +333,34 @@ struct Options {
   int iterations = 10;
   int warmup = 0;
   int change_every = 0;
+  bool monotonic = false;  // --clock monotonic: makespan on CLOCK_MONOTONIC
+  std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
   bool help = false;
 };
 
 const char* const kUsage =
-    "usage: irregular_exchange [--pattern uniform|skewed|hotspot|neighbors|random]\n"
+    "usage: irregular_exchange [--pattern uniform|skewed|hotspot|neighbors|random|density|\n"
+    "                                     transport|fft3d]\n"
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
-    "                          [--warmup W] [--change-every K] [--help]\n"
+    "                          [--warmup W] [--change-every K] [--nonuniformity L]\n"
+    "                          [--clock wtime|monotonic] [--matrix-out PATH] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
     "  --pattern       communication pattern (default uniform)\n"
     "  --degree        messages per rank, about (default 4, clamped to the rank count)\n"
-    "  --unit          message size unit in bytes (default 1024)\n"
+    "  --unit          message size unit in bytes (default 1024; transport: traffic per rank)\n"
     "  --iterations    timed iterations (default 10)\n"
     "  --seed          pattern seed (default 1)\n"
     "  --warmup        untimed iterations before the timed ones (default 0)\n"
     "  --change-every  new pattern every K iterations, warm-up included (default 0: never)\n"
-    "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing)\n"
-    "and time_per_iteration_s (median over iterations of the slowest rank's MPI_Alltoallv).\n"
+    "  --nonuniformity transport only: l in (0, 1], the traffic share of the (1-l)k small\n"
+    "                  messages (default 0.5: uniform)\n"
+    "  --clock         wtime (default): per call, the slowest rank's MPI_Wtime interval;\n"
+    "                  monotonic: per call, the makespan on CLOCK_MONOTONIC (latest end minus\n"
+    "                  earliest start over all ranks; one clock for every process of a host)\n"
+    "  --matrix-out    rank 0 writes the first epoch's matrix as lines 'src dst bytes'\n"
+    "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing),\n"
+    "time_per_iteration_s (median over the timed iterations of the per-call time above) and\n"
+    "time_stats_s=min,p10,p25,median,p75,p90,max of the same per-call times.\n"
     "Exit status: 0 no errors, 1 data errors, 2 bad arguments.\n";
 
 std::optional<std::int64_t> parse_int(const char* s, std::int64_t lo, std::int64_t hi) {
@@ -334,6 +408,18 @@ std::string parse_args(int argc, char** argv, Options& o) {
     } else if (flag == "--change-every") {
       if (!(v = need(0, INT_MAX))) return "--change-every needs an integer >= 0";
       o.change_every = static_cast<int>(*v);
+    } else if (flag == "--nonuniformity") {
+      char* end = nullptr;
+      const double l = std::strtod(value, &end);
+      if (end == value || *end != '\0' || !(l > 0.0 && l <= 1.0))
+        return "--nonuniformity needs a number in (0, 1]";
+      o.pattern.nonuniformity = l;
+    } else if (flag == "--clock") {
+      if (std::string_view(value) == "monotonic") o.monotonic = true;
+      else if (std::string_view(value) == "wtime") o.monotonic = false;
+      else return "--clock needs wtime or monotonic";
+    } else if (flag == "--matrix-out") {
+      o.matrix_out = value;
     } else {
       return "unknown option " + std::string(flag);
     }
@@ -374,6 +460,56 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+/// Linear-interpolated quantile q in [0, 1] of a sorted, non-empty vector.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double monotonic_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+/// Rank 0 writes every non-zero of the matrix as 'src dst bytes' (collective; rows gathered).
+void write_matrix(const Exchange& x, int n, int rank, const std::string& path) {
+  std::vector<long long> mine;  // dst, bytes pairs
+  for (int j = 0; j < n; ++j)
+    if (x.sendcounts[j] > 0) {
+      mine.push_back(j);
+      mine.push_back(x.sendcounts[j]);
+    }
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(rank == 0 ? n : 1)),
+      displs(static_cast<std::size_t>(rank == 0 ? n : 1));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<long long> all(1);
+  if (rank == 0) {
+    long long total = 0;
+    for (int r = 0; r < n; ++r) {
+      displs[r] = static_cast<int>(total);
+      total += counts[r];
+    }
+    all.resize(static_cast<std::size_t>(std::max<long long>(1, total)));
+  }
+  mine.push_back(0);  // never a null send buffer
+  MPI_Gatherv(mine.data(), count, MPI_LONG_LONG, all.data(), counts.data(), displs.data(),
+              MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "irregular_exchange: cannot write %s\n", path.c_str());
+    return;
+  }
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < counts[r]; k += 2)
+      std::fprintf(f, "%d %lld %lld\n", r, all[displs[r] + k], all[displs[r] + k + 1]);
+  std::fclose(f);
 }
 
 int run(int argc, char** argv) {
@@ -420,6 +556,7 @@ int run(int argc, char** argv) {
       // Never a zero-length allocation, so no rank passes a null buffer.
       sendbuf.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, x.send_total)));
       recvbuf.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, x.recv_total)));
+      if (epoch == 0 && !o.matrix_out.empty()) write_matrix(x, n, rank, o.matrix_out);
     }
 
     for (int j = 0; j < n; ++j) {
@@ -432,12 +569,19 @@ int run(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     // The measured interval is the whole MPI_Alltoallv call, so when libcommsched is preloaded
     // it includes the library's per-call agreement (and its learning work): the honest cost.
-    const double t0 = MPI_Wtime();
+    const double t0 = o.monotonic ? monotonic_now() : MPI_Wtime();
     MPI_Alltoallv(sendbuf.data(), x.sendcounts.data(), x.sdispls.data(), MPI_BYTE,
                   recvbuf.data(), x.recvcounts.data(), x.rdispls.data(), MPI_BYTE,
                   MPI_COMM_WORLD);
-    double dt = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double dt = 0;
+    if (o.monotonic) {  // makespan: latest end minus earliest start, one clock for all ranks
+      double span[2] = {-t0, monotonic_now()};
+      MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      dt = span[1] + span[0];
+    } else {
+      dt = MPI_Wtime() - t0;
+      MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
     if (it >= o.warmup) {
       times.push_back(dt);
       timed_bytes_local += x.send_total;
@@ -481,6 +625,11 @@ int run(int argc, char** argv) {
     std::printf("errors=%lld\n", global_errors);
     std::printf("checksum=%016llx\n", static_cast<unsigned long long>(checksum));
     std::printf("time_per_iteration_s=%.9g\n", median(times));
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("time_stats_s=%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", sorted.front(),
+                quantile(sorted, 0.1), quantile(sorted, 0.25), quantile(sorted, 0.5),
+                quantile(sorted, 0.75), quantile(sorted, 0.9), sorted.back());
     std::fflush(stdout);
   }
   return global_errors == 0 ? 0 : 1;

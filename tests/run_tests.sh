@@ -13,7 +13,8 @@ command -v lmp >/dev/null && command -v hpcc >/dev/null ||
   echo "[apps] lammps/hpcc not installed: LAMMPS and HPCC tests skipped (apps/install_app_deps.sh)"
 jobs=$(nproc)
 build="${COMMSCHED_BUILD:-$here/build-test}"
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMSCHED_WERROR=ON
+# COMMSCHED_SMPI=ON also builds the library into a SimGrid-simulated irregular_exchange (bench smoke).
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMMSCHED_WERROR=ON -DCOMMSCHED_SMPI=ON
 cmake --build "$build" -j"$jobs"
 status=0
 (cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 300) || status=$?

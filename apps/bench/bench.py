@@ -1,0 +1,535 @@
+#!/usr/bin/env python3
+"""The benchmark harness of issue 4: irregular_exchange under every strategy on two tiers.
+
+  apps/bench/bench.py netns [--set smoke|default|full] [--out FILE] [--build DIR] ...
+      Emulated cluster (real Open MPI over TCP between network namespaces, tbf-shaped links;
+      apps/bench/netns_cluster.sh). Needs root; otherwise prints one SKIPPED line, exits 0.
+  apps/bench/bench.py smpi [--set smoke|default|full|table5|table11] [--out FILE] ...
+      SimGrid SMPI (the library linked into irregular_exchange built with smpicxx, see
+      cmake/smpi.cmake) on the platforms of config/platforms/. Deterministic: one run per point.
+      Without SimGrid or without the SMPI build: one SKIPPED line, exit 0.
+
+Writes one JSON object per line and point (tier, platform, ranks, workload, params, strategy,
+time_s, spread, lower_bound_s, native_s, ...) to --out (default results/<tier>-<set>.jsonl under
+the build tree) and a short table to stdout. apps/bench/report.py turns the lines into Markdown
+tables and SVG plots.
+
+native: the MPI library's own MPI_Alltoallv (netns: the program without the library; SMPI: the
+library linked but disabled, COMMSCHED_ENABLE=0). Every other strategy: COMMSCHED_STRATEGY=<id>.
+lower_bound_s: bytes through the busiest port divided by its bandwidth (host ports; in the
+two-cluster setups also the inter-cluster link, each direction); intra-node bytes are free. A
+bound for bandwidth-bound workloads only: it ignores latency and protocol overhead.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FALLBACK_STRATEGIES = ["ac", "lex", "lp_xor", "lp_shift", "pex", "bex", "greedy", "rs_n",
+                       "rs_n_sort", "rs_nh", "color"]
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def skip(msg):
+    print(f"SKIPPED: {msg}", flush=True)
+    sys.exit(0)
+
+
+def default_build():
+    for b in (os.path.join(os.path.dirname(REPO), "build-bench"), os.path.join(REPO, "build")):
+        if os.path.isdir(b):
+            return b
+    return os.path.join(REPO, "build")
+
+
+def strategy_ids(build, info=None):
+    """Every registered strategy (commsched-info --strategies), plus auto; native first."""
+    info = info or os.path.join(build, "apps", "commsched-info")
+    ids = []
+    try:
+        out = subprocess.run([info, "--strategies"], capture_output=True, text=True,
+                             timeout=30).stdout
+        ids = re.findall(r"^\| `([a-z0-9_]+)`", out, flags=re.M)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    ids = [s for s in ids if s not in ("native", "auto")] or FALLBACK_STRATEGIES
+    return ["native"] + ids + ["auto"]
+
+
+def run_cmd(cmd, env, timeout):
+    """Runs cmd in its own process group; on timeout kills the whole group (smpirun and
+    mpirun leave children behind otherwise). Returns (rc, stdout, stderr)."""
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return 124, out, err + f"\n[bench] timed out after {timeout} s"
+
+
+def parse_output(out):
+    r = {}
+    for line in out.splitlines():
+        if "=" not in line or line.startswith("["):
+            continue
+        for kv in line.split():
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                r[k] = v
+    if "time_stats_s" in r:
+        vals = [float(x) for x in r["time_stats_s"].split(",")]
+        r["stats"] = dict(zip(["min", "p10", "p25", "median", "p75", "p90", "max"], vals))
+    return r
+
+
+def read_matrix(path):
+    m = []
+    with open(path) as f:
+        for line in f:
+            s, d, b = line.split()
+            m.append((int(s), int(d), int(b)))
+    return m
+
+
+def bandwidth_bound(matrix, node_of, port_bps, cluster_of=None, inter_bps=None, burst=0):
+    """Seconds for the busiest port: host ports (bytes leaving or entering a node, intra-node
+    bytes excluded) and, with clusters, the inter-cluster link in each direction. A token
+    bucket passes at most burst + rate*T bytes in T, so each port's bytes less one burst."""
+    out, inn, cross = {}, {}, {}
+    for s, d, b in matrix:
+        ns, nd = node_of(s), node_of(d)
+        if ns == nd:
+            continue
+        out[ns] = out.get(ns, 0) + b
+        inn[nd] = inn.get(nd, 0) + b
+        if cluster_of is not None and cluster_of(ns) != cluster_of(nd):
+            key = (cluster_of(ns), cluster_of(nd))
+            cross[key] = cross.get(key, 0) + b
+    t = max(0, max([0] + list(out.values()) + list(inn.values())) - burst) / port_bps
+    if cross and inter_bps:
+        t = max(t, max(0, max(cross.values()) - burst) / inter_bps)
+    return t
+
+
+def rate_to_bytes_per_s(rate):
+    m = re.fullmatch(r"([0-9.]+)\s*([kmg]?)(bit|bps)", rate.lower())
+    if not m:
+        raise ValueError(f"cannot read rate {rate!r} (e.g. 100mbit)")
+    v = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return v / 8 if m.group(3) == "bit" else v
+
+
+# ------------------------------------------------------------------------------------------
+# Workloads. Each: (name, pattern args, params for the JSON line). Units follow the papers:
+# 000 Tables 5-7 (msg_unit 16 B ... 8 KiB), 002 Table 11 (density 10-75 %, 256/512 B),
+# 004 Tables 3-4 (3-D FFT transpose, low/high variance), 004 Figs. 10-11 (neighbors, 76/476 B),
+# 001 §9 (transportation: fan-out k, non-uniformity l).
+
+def wl(name, pattern, degree, unit, nonuniformity=None, **extra):
+    args = ["--pattern", pattern, "--degree", str(degree), "--unit", str(unit)]
+    params = {"pattern": pattern, "degree": degree, "unit": unit}
+    if nonuniformity is not None:
+        args += ["--nonuniformity", repr(nonuniformity)]
+        params["nonuniformity"] = nonuniformity
+    params.update(extra)
+    return {"workload": name, "args": args, "params": params}
+
+
+def unit_sweep(units, degree=8, pattern="uniform"):
+    return [wl(f"{pattern}_d{degree}", pattern, degree, u) for u in units]
+
+
+def density_sweep(n, densities, unit):
+    return [wl(f"density_{int(d * 100)}pct", "density", max(1, round(d * (n - 1))), unit,
+               density=d) for d in densities]
+
+
+def fft3d(n, unit):
+    return [wl("fft3d_low_variance", "fft3d", n, unit, receivers=n),
+            wl("fft3d_high_variance", "fft3d", max(1, n // 8), unit, receivers=max(1, n // 8))]
+
+
+def transport(n, k, l_values, traffic):
+    return [wl(f"transport_k{k}", "transport", min(k, n - 1), traffic, l, k=k) for l in l_values]
+
+
+# ------------------------------------------------------------------------------------------
+# SMPI tier
+
+SMPI_PLATFORMS = {
+    # name: file, host names for n ranks (one rank per host), port bandwidth (B/s), clusters
+    "flat": {"file": "flat.xml", "hosts": lambda n: [f"flat-{i}" for i in range(n)],
+             "port": 1.25e9},
+    "fattree": {"file": "fattree.xml", "hosts": lambda n: [f"ft-{i}" for i in range(n)],
+                "port": 1.25e9},
+    # ranks alternate clusters: rank r on cluster r % 2
+    "two_clusters": {"file": "two_clusters.xml",
+                     "hosts": lambda n: [f"{'ca' if r % 2 == 0 else 'cb'}-{r // 2}" for r in range(n)],
+                     "port": 1.25e9, "cluster": lambda r: r % 2, "inter": 1.25e9},
+    "cm5": {"file": "cm5.xml", "hosts": lambda n: [f"cm5-{i}" for i in range(n)], "port": 20e6},
+}
+
+
+def smpi_points(set_name, strategies):
+    """(platform, ranks, workload, strategies) tuples of a set."""
+    pts = []
+    lp = [s for s in strategies]
+    if set_name == "smoke":
+        return [("cm5", 32, wl("uniform_d8", "uniform", 8, 256), ["native", "color", "rs_nh"])]
+    if set_name in ("default", "full", "table5"):
+        # 000 Table 5 structure on the CM-5-like machine, 32 ranks: uniform d = 8 and 16,
+        # msg_unit 16 B ... 8 KiB (COM 1..32 x unit).
+        units = [16, 64, 256, 1024, 4096, 8192] if set_name != "default" else [16, 256, 4096]
+        for d in (8, 16) if set_name != "default" else (8,):
+            for w in unit_sweep(units, d):
+                pts.append(("cm5", 32, w, lp))
+    if set_name in ("default", "full", "table11"):
+        # 002 Table 11 structure: 32 ranks, density 10/25/50/75 %, 256 and 512 B messages.
+        for unit in (256, 512) if set_name != "default" else (256,):
+            for w in density_sweep(32, [0.10, 0.25, 0.50, 0.75], unit):
+                pts.append(("cm5", 32, w, lp))
+    if set_name in ("default", "full"):
+        for plat in ("flat", "fattree", "two_clusters"):
+            for n in (64, 256):
+                ws = [wl("uniform_d8", "uniform", 8, 64), wl("uniform_d8", "uniform", 8, 4096)]
+                if set_name == "full":
+                    ws += [wl("skewed", "skewed", 8, 1024), wl("hotspot", "hotspot", 8, 1024),
+                           wl("random", "random", 8, 256)] + fft3d(n, 640) + \
+                          transport(n, 32, [1 / 32, 1 / 2], 65536)
+                pts += [(plat, n, w, lp) for w in ws]
+        if set_name == "full":
+            # 004 Figs. 10-11 at 1024 ranks: neighbors, delta = 64 ... 512, 76 B and 476 B.
+            for u in (76, 476):
+                pts.append(("flat", 1024, wl("neighbors_d64", "neighbors", 64, u), lp))
+            for d in (128, 256, 512):
+                for u in (76, 476):
+                    pts.append(("flat", 1024, wl(f"neighbors_d{d}", "neighbors", d, u), lp))
+            pts += [("fattree", 1024, w, lp) for w in unit_sweep([64, 4096])]
+            pts += [("two_clusters", 1024, w, lp) for w in unit_sweep([64, 4096])]
+    return pts
+
+
+def smpi_main(a):
+    smpirun = shutil.which("smpirun")
+    if not smpirun:
+        skip("SimGrid SMPI: no smpirun (Debian: apt-get install libsimgrid-dev)")
+    ver = subprocess.run([smpirun, "--version"], capture_output=True, text=True).stdout.strip()
+    app = os.path.join(a.build, "smpi", "irregular_exchange")
+    if not os.access(app, os.X_OK):
+        skip(f"SimGrid SMPI: {app} not built (configure with -DCOMMSCHED_SMPI=ON and build "
+             "target irregular_exchange_smpi)")
+    strategies = a.strategies.split(",") if a.strategies else strategy_ids(a.build)
+    points = smpi_points(a.set, strategies)
+    work = tempfile.mkdtemp(prefix="cs-smpi-")
+    out = open_out(a, "smpi")
+    t_start = time.time()
+    try:
+        for plat, n, w, strats in points:
+            p = SMPI_PLATFORMS[plat]
+            hostfile = os.path.join(work, f"hosts-{plat}-{n}")
+            with open(hostfile, "w") as f:
+                f.write("\n".join(p["hosts"](n)) + "\n")
+            matrix_file = os.path.join(work, "matrix.txt")
+            native = None
+            rows = []
+            for s in strats:
+                if s == "native" and n > a.native_max_ranks:
+                    log(f"[bench] {plat} n={n}: native not simulated above "
+                        f"--native-max-ranks {a.native_max_ranks} (see BENCHMARKS.md)")
+                    continue
+                env = dict(os.environ, COMMSCHED_LOG_LEVEL="warn")
+                cfg = ["--cfg=smpi/simulate-computation:no",
+                       # SMPI's detached (eager) sends make its request matching quadratic per
+                       # rank; rendezvous sends keep 256-1024-rank runs to minutes.
+                       "--cfg=smpi/send-is-detached-thresh:0", "--log=root.thres:critical"]
+                if s == "native":
+                    env["COMMSCHED_ENABLE"] = "0"
+                    warmup = 0
+                else:
+                    env.update(COMMSCHED_STRATEGY=s, COMMSCHED_LEARN_CALLS="1")
+                    warmup = a.smpi_warmup
+                    learn = a.learn_alltoallv
+                    if learn == "auto":
+                        learn = "pair" if n >= 256 else ""
+                    if learn:  # the untimed learning call: an algorithm cheaper to simulate
+                        cfg.append(f"--cfg=smpi/alltoallv:{learn}")
+                args = w["args"] + ["--iterations", "1", "--warmup", str(warmup),
+                                    "--clock", "monotonic"]
+                if s == strats[0]:
+                    args += ["--matrix-out", matrix_file]
+                cmd = [smpirun, "-np", str(n), "-platform",
+                       os.path.join(REPO, "config", "platforms", p["file"]), "-hostfile",
+                       hostfile] + cfg + [app] + args
+                t0 = time.time()
+                rc, so, se = run_cmd(cmd, env, a.timeout)
+                wall = time.time() - t0
+                r = parse_output(so)
+                if rc != 0 or "stats" not in r:
+                    log(f"[bench] {plat} n={n} {w['workload']} {s}: failed rc={rc}\n{se[-2000:]}")
+                    rows.append(None)
+                    continue
+                lb = None
+                if os.path.exists(matrix_file):
+                    lb = bandwidth_bound(read_matrix(matrix_file), lambda r_: r_, p["port"],
+                                         p.get("cluster"), p.get("inter"))
+                t = r["stats"]["median"]
+                if s == "native":
+                    native = t
+                rec = record("smpi", plat, n, w, s, r, lb, native, wall,
+                             {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
+                              "repetitions": 1,
+                              "learn_alltoallv": (learn or None) if s != "native" else None})
+                rows.append(rec)
+                emit(out, rec)
+            check_checksums(rows)
+        log(f"[bench] smpi set '{a.set}': {len(points)} points in {time.time() - t_start:.0f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        out.close()
+
+
+# ------------------------------------------------------------------------------------------
+# netns tier
+
+NETNS_CONFIGS = {
+    # name: netns_cluster.sh options
+    "flat": [],
+    "shallow": ["--queue", "65536", "--rto-min", "5ms"],
+    "two_clusters": ["--two-clusters"],
+}
+
+
+def netns_points(set_name, n):
+    """{config: [workloads]} for n ranks."""
+    if set_name == "smoke":
+        return {"flat": [wl("uniform_d4", "uniform", 4, 1024)]}
+    pts = {"flat": unit_sweep([16, 256, 4096], 4) +
+           [wl("skewed", "skewed", 4, 1024), wl("hotspot", "hotspot", 4, 2048),
+            wl("neighbors_d4", "neighbors", 4, 16384)] +
+           density_sweep(n, [0.25, 0.75], 4096) + transport(n, 8, [1 / 8], 262144) +
+           fft3d(n, 16384),
+           "shallow": [wl("hotspot", "hotspot", 4, 8192)] + fft3d(n, 16384)[1:],
+           "two_clusters": unit_sweep([4096], 4)}
+    if set_name == "full":
+        pts["flat"] += unit_sweep([64, 1024, 8192], 4) + [wl("random", "random", 4, 1024)] + \
+            density_sweep(n, [0.10, 0.50], 4096) + transport(n, 8, [1 / 2], 262144)
+        pts["shallow"] += unit_sweep([4096], 4)
+        pts["two_clusters"] += [wl("random", "random", 4, 4096)] + fft3d(n, 16384)
+    return pts
+
+
+def netns_main(a):
+    """Outer: one emulated cluster per configuration, this script inside each (netns-inner)."""
+    if os.geteuid() != 0:
+        skip("emulated cluster: needs root to create network namespaces")
+    app = os.path.join(a.build, "apps", "irregular_exchange")
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    if not (os.access(app, os.X_OK) and os.path.exists(lib)):
+        skip(f"emulated cluster: build {a.build} first (irregular_exchange, libcommsched.so)")
+    n = a.nodes * a.ranks_per_node
+    configs = netns_points(a.set, n)
+    out_path = out_file(a, "netns")
+    if os.path.exists(out_path) and not a.append:
+        os.remove(out_path)
+    t_start = time.time()
+    for cfg, _ in configs.items():
+        cmd = ["bash", os.path.join(HERE, "netns_cluster.sh"), "--nodes", str(a.nodes),
+               "--ranks-per-node", str(a.ranks_per_node), "--rate", a.rate,
+               "--build", a.build, "--timeout", str(a.timeout * 40)] + NETNS_CONFIGS[cfg] + \
+              ["--", sys.executable, os.path.abspath(__file__), "netns-inner", "--config", cfg,
+               "--set", a.set, "--build", a.build, "--out", out_path, "--append",
+               "--repetitions", str(a.repetitions), "--warmup", str(a.warmup),
+               "--timeout", str(a.timeout)]
+        if a.strategies:
+            cmd += ["--strategies", a.strategies]
+        rc = subprocess.run(cmd).returncode
+        if rc != 0:
+            log(f"[bench] netns config {cfg}: exit status {rc}")
+            sys.exit(rc)
+    log(f"[bench] netns set '{a.set}': results in {out_path}, {time.time() - t_start:.0f} s")
+
+
+def netns_inner(a):
+    mpirun = os.environ.get("CS_MPIRUN")
+    if not mpirun:
+        sys.exit("bench.py netns-inner runs inside apps/bench/netns_cluster.sh")
+    nodes, rpn = int(os.environ["CS_NODES"]), int(os.environ["CS_RANKS_PER_NODE"])
+    two = os.environ.get("CS_TWO_CLUSTERS") == "1"
+    port = rate_to_bytes_per_s(os.environ["CS_RATE"])
+    inter = rate_to_bytes_per_s(os.environ["CS_INTER_RATE"])
+    burst = int(os.environ.get("CS_BURST", "0"))
+    n = nodes * rpn
+    app = os.path.join(a.build, "apps", "irregular_exchange")
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    strategies = a.strategies.split(",") if a.strategies else strategy_ids(a.build)
+    if a.set == "smoke" and not a.strategies:
+        strategies = ["native", "color", "rs_nh"]
+    workloads = netns_points(a.set, n)[a.config]
+    out = open_out(a, "netns")
+    work = tempfile.mkdtemp(prefix="cs-netns-")
+    os.chmod(work, 0o755)
+    node_of = lambda r: r // rpn
+    cluster_of = (lambda nd: int(nd >= nodes // 2)) if two else None
+    platform = {"flat": "netns_flat", "shallow": "netns_shallow",
+                "two_clusters": "netns_two_clusters"}[a.config]
+    extra = {"nodes": nodes, "ranks_per_node": rpn, "rate": os.environ["CS_RATE"],
+             "mtu": int(os.environ["CS_MTU"]), "queue_bytes": int(os.environ["CS_QUEUE"]),
+             "rto_min": os.environ.get("CS_RTO_MIN") or None,
+             "inter_rate": os.environ["CS_INTER_RATE"] if two else None,
+             "tbf_burst_bytes": burst, "repetitions": a.repetitions, "warmup": a.warmup}
+    try:
+        for w in workloads:
+            matrix_file = os.path.join(work, "matrix.txt")
+            native, rows = None, []
+            for s in strategies:
+                cmd = [mpirun, "-np", str(n)]
+                if s != "native":
+                    cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
+                            "-x", "COMMSCHED_LOG_LEVEL=warn"]
+                args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
+                                    str(a.warmup), "--clock", "monotonic"]
+                if s == strategies[0]:
+                    args += ["--matrix-out", matrix_file]
+                t0 = time.time()
+                rc, so, se = run_cmd(cmd + [app] + args, dict(os.environ), a.timeout)
+                wall = time.time() - t0
+                r = parse_output(so)
+                if rc != 0 or "stats" not in r:
+                    log(f"[bench] {platform} {w['workload']} {s}: failed rc={rc}\n{se[-2000:]}")
+                    rows.append(None)
+                    continue
+                lb = None
+                if os.path.exists(matrix_file):
+                    lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of, inter,
+                                         burst)
+                t = r["stats"]["median"]
+                if s == "native":
+                    native = t
+                rec = record("netns", platform, n, w, s, r, lb, native, wall, extra)
+                rows.append(rec)
+                emit(out, rec)
+            check_checksums(rows)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        out.close()
+
+
+# ------------------------------------------------------------------------------------------
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def record(tier, platform, n, w, strategy, r, lb, native, wall, extra):
+    st = r["stats"]
+    t = st["median"]
+    rec = {"tier": tier, "platform": platform, "ranks": n, "workload": w["workload"],
+           "params": w["params"], "strategy": strategy, "time_s": t,
+           "spread_s": {k: st[k] for k in ("min", "p10", "p25", "p75", "p90", "max")},
+           "lower_bound_s": lb, "native_s": native,
+           "time_over_lower_bound": (t / lb) if lb else None,
+           "native_over_time": (native / t) if native and t > 0 else None,
+           "bytes_per_iter": int(r.get("bytes_per_iter", 0)), "errors": int(r.get("errors", -1)),
+           "checksum": r.get("checksum"), "wall_s": round(wall, 2),
+           "commit": git_commit(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    rec.update(extra)
+    return rec
+
+
+def check_checksums(rows):
+    """irregular_exchange verifies every byte itself (errors=0); the checksum also covers the
+    warm-up calls, so compare it only between runs with the same call count (the library's)."""
+    bad = [r["strategy"] for r in rows if r and r["errors"] != 0]
+    if bad:
+        log(f"[bench] WARNING: data errors with {bad}")
+    sums = {r["checksum"] for r in rows if r and r["strategy"] != "native"}
+    if len(sums) > 1:
+        log(f"[bench] WARNING: checksums differ between strategies: {sorted(sums)}")
+
+
+def out_file(a, tier):
+    return a.out or os.path.join(a.build, "results", f"{tier}-{a.set}.jsonl")
+
+
+def open_out(a, tier):
+    path = out_file(a, tier)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return open(path, "a" if a.append else "w")
+
+
+_printed_header = False
+
+
+def emit(out, rec):
+    global _printed_header
+    out.write(json.dumps(rec, sort_keys=False) + "\n")
+    out.flush()
+    if not _printed_header:
+        print(f"{'tier':6} {'platform':18} {'ranks':>5} {'workload':22} {'unit':>7} "
+              f"{'strategy':10} {'time_ms':>10} {'t/LB':>6} {'nat/t':>6}", flush=True)
+        _printed_header = True
+    f = lambda x: f"{x:6.2f}" if x is not None else "     -"
+    print(f"{rec['tier']:6} {rec['platform']:18} {rec['ranks']:5d} {rec['workload']:22} "
+          f"{rec['params']['unit']:7d} {rec['strategy']:10} {rec['time_s'] * 1e3:10.3f} "
+          f"{f(rec['time_over_lower_bound'])} {f(rec['native_over_time'])}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tier", choices=["netns", "smpi", "netns-inner"])
+    ap.add_argument("--set", default="default",
+                    choices=["smoke", "default", "full", "table5", "table11"])
+    ap.add_argument("--build", default=None, help="build tree (smpi: the COMMSCHED_SMPI=ON one)")
+    ap.add_argument("--out", default=None, help="JSON lines file")
+    ap.add_argument("--append", action="store_true", help="append to --out")
+    ap.add_argument("--strategies", default=None, help="comma-separated ids (default: all)")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds per run")
+    # netns
+    ap.add_argument("--nodes", type=int, default=8)
+    ap.add_argument("--ranks-per-node", type=int, default=2)
+    ap.add_argument("--rate", default="100mbit")
+    ap.add_argument("--repetitions", type=int, default=20, help="timed calls per run (netns)")
+    ap.add_argument("--warmup", type=int, default=6, help="untimed calls first (netns)")
+    ap.add_argument("--config", default="flat", choices=list(NETNS_CONFIGS))
+    # smpi
+    ap.add_argument("--smpi-warmup", type=int, default=3,
+                    help="untimed calls before the timed one (smpi; the first learns)")
+    ap.add_argument("--learn-alltoallv", default="auto",
+                    help="SMPI alltoallv algorithm for the library runs' untimed learning calls; "
+                         "auto: pair from 256 ranks (cheap to simulate), else SMPI's default")
+    ap.add_argument("--native-max-ranks", type=int, default=256,
+                    help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build or default_build())
+    if a.set in ("table5", "table11") and a.tier != "smpi":
+        ap.error(f"--set {a.set} is an SMPI set (the CM-5-like platform)")
+    if a.tier == "smpi":
+        smpi_main(a)
+    elif a.tier == "netns":
+        netns_main(a)
+    else:
+        netns_inner(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Turns bench.py's JSON lines into Markdown tables and SVG plots (plain Python, no plotting
+library).
+
+  apps/bench/report.py RESULTS.jsonl... [--md OUT.md] [--svg-dir DIR] [--svg-prefix PATH]
+
+One table per (tier, platform, ranks, workload family): a row per parameter value (message unit,
+density, ...), a column per strategy with the time in ms; then `best/LB` (best strategy's time
+over the bandwidth lower bound) and `native/best`. For each table whose rows sweep the message
+unit, an SVG plot of time against unit per strategy (log-log, like the papers' figures).
+Markdown goes to --md (default stdout); SVGs to --svg-dir (default: beside --md, bench-plots/).
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import sys
+
+
+def load(paths):
+    recs = []
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    recs.append(json.loads(line))
+    # a later line for the same point replaces an earlier one (reruns)
+    uniq = collections.OrderedDict()
+    for r in recs:
+        key = (r["tier"], r["platform"], r["ranks"], r["workload"],
+               json.dumps(r["params"], sort_keys=True), r["strategy"])
+        uniq[key] = r
+    return list(uniq.values())
+
+
+def family(r):
+    """Table key and the row label within it."""
+    p = r["params"]
+    if r["workload"].startswith("density_"):
+        return f"density sweep, {p['unit']} B messages", f"{int(round(p['density'] * 100))} %"
+    if r["workload"].startswith("transport"):
+        return f"transport k={p['k']}, t={p['unit']} B", f"l={p['nonuniformity']:.4g}"
+    return r["workload"], f"{p['unit']} B"
+
+
+STRATEGY_ORDER = ["native", "ac", "lex", "lp_xor", "lp_shift", "pex", "bex", "greedy", "rs_n",
+                  "rs_n_sort", "rs_nh", "color", "auto"]
+
+
+def order_strategies(names):
+    known = [s for s in STRATEGY_ORDER if s in names]
+    rest = sorted(s for s in names if s not in STRATEGY_ORDER and s != "auto")
+    tail = ["auto"] if "auto" in names and "auto" not in known else []
+    if "auto" in known:  # auto last
+        known.remove("auto")
+        tail = ["auto"]
+    return known + rest + tail
+
+
+def fmt_ms(t):
+    if t is None:
+        return "–"
+    ms = t * 1e3
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def tables(recs):
+    groups = collections.OrderedDict()
+    for r in recs:
+        fam, row = family(r)
+        key = (r["tier"], r["platform"], r["ranks"], fam)
+        groups.setdefault(key, collections.OrderedDict()).setdefault(row, {})[r["strategy"]] = r
+    return groups
+
+
+def unit_of(label):
+    return int(label.split()[0]) if label.endswith(" B") else None
+
+
+def render_markdown(groups, svg_links):
+    out = []
+    for (tier, platform, ranks, fam), rows in groups.items():
+        strategies = order_strategies({s for row in rows.values() for s in row})
+        spread = tier == "netns"
+        out.append(f"#### {tier} · {platform} · {ranks} ranks · {fam}\n")
+        head = ["param"] + strategies + ["best", "best/LB", "native/best"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for label, cells in rows.items():
+            vals = []
+            for s in strategies:
+                r = cells.get(s)
+                if r is None:
+                    vals.append("–")
+                    continue
+                v = fmt_ms(r["time_s"])
+                if spread and r.get("spread_s"):
+                    sp = r["spread_s"]
+                    v += f" ({fmt_ms(sp['p25'])}–{fmt_ms(sp['p75'])})"
+                vals.append(v)
+            cand = [r for s, r in cells.items() if s != "native" and r["time_s"] > 0]
+            best = min(cand, key=lambda r: r["time_s"]) if cand else None
+            native = cells.get("native")
+            lb = next((r["lower_bound_s"] for r in cells.values() if r.get("lower_bound_s")), None)
+            vals.append(best["strategy"] if best else "–")
+            vals.append(f"{best['time_s'] / lb:.2f}" if best and lb else "–")
+            vals.append(f"{native['time_s'] / best['time_s']:.2f}" if best and native else "–")
+            out.append(f"| {label} | " + " | ".join(vals) + " |")
+        key = (tier, platform, ranks, fam)
+        note = "Times in ms" + (", median of the repetitions (p25–p75)" if spread else
+                                 " (simulated, one deterministic run)")
+        out.append(f"\n{note}; LB = bytes through the busiest port / its bandwidth.")
+        if key in svg_links:
+            out.append(f"\n![{fam}]({svg_links[key]})")
+        out.append("")
+    return "\n".join(out)
+
+
+PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939",
+           "#843c39", "#7b4173"]
+
+
+def svg_plot(title, series, path):
+    """series: {strategy: [(unit, seconds)]}; log-log time (ms) against unit (bytes)."""
+    W, H, L, R, T, B = 640, 420, 70, 150, 40, 50
+    pts = [(u, t) for s in series.values() for u, t in s if t > 0]
+    if len(pts) < 2:
+        return False
+    xs = [math.log10(u) for u, _ in pts]
+    ys = [math.log10(t * 1e3) for _, t in pts]
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = math.floor(min(ys)), math.ceil(max(ys))
+    if x1 == x0:
+        x1 = x0 + 1
+    if y1 == y0:
+        y1 = y0 + 1
+    X = lambda v: L + (math.log10(v) - x0) / (x1 - x0) * (W - L - R)
+    Y = lambda ms: T + (1 - (math.log10(ms) - y0) / (y1 - y0)) * (H - T - B)
+    e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+         f'font-family="sans-serif" font-size="11">',
+         f'<rect width="{W}" height="{H}" fill="white"/>',
+         f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="13">{esc(title)}</text>',
+         f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+         f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
+    for u in sorted({u for u, _ in pts}):
+        e.append(f'<text x="{X(u):.1f}" y="{H - B + 15}" text-anchor="middle">{u}</text>')
+    for k in range(y0, y1 + 1):
+        yy = T + (1 - (k - y0) / (y1 - y0)) * (H - T - B)
+        e.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
+        e.append(f'<text x="{L - 5}" y="{yy + 4:.1f}" text-anchor="end">{10.0 ** k:g}</text>')
+    e.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">message unit '
+             f'(bytes)</text>')
+    e.append(f'<text x="15" y="{(T + H - B) / 2}" text-anchor="middle" '
+             f'transform="rotate(-90 15 {(T + H - B) / 2})">time per call (ms)</text>')
+    for i, (s, data) in enumerate(series.items()):
+        c = PALETTE[i % len(PALETTE)]
+        data = sorted((u, t) for u, t in data if t > 0)
+        if not data:
+            continue
+        d = " ".join(f"{X(u):.1f},{Y(t * 1e3):.1f}" for u, t in data)
+        dash = ' stroke-dasharray="5,3"' if s == "native" else ""
+        e.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="1.5"{dash}/>')
+        for u, t in data:
+            e.append(f'<circle cx="{X(u):.1f}" cy="{Y(t * 1e3):.1f}" r="2.5" fill="{c}"/>')
+        ly = T + 14 * i
+        e.append(f'<line x1="{W - R + 10}" y1="{ly}" x2="{W - R + 30}" y2="{ly}" stroke="{c}" '
+                 f'stroke-width="2"{dash}/>')
+        e.append(f'<text x="{W - R + 35}" y="{ly + 4}">{esc(s)}</text>')
+    e.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(e) + "\n")
+    return True
+
+
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--md", default=None, help="write Markdown here (default: stdout)")
+    ap.add_argument("--svg-dir", default=None, help="write SVG plots here")
+    a = ap.parse_args()
+    recs = load(a.results)
+    groups = tables(recs)
+    svg_dir = a.svg_dir or (os.path.join(os.path.dirname(os.path.abspath(a.md)), "bench-plots")
+                            if a.md else None)
+    links = {}
+    if svg_dir:
+        os.makedirs(svg_dir, exist_ok=True)
+        for key, rows in groups.items():
+            units = [unit_of(lbl) for lbl in rows]
+            if len(rows) < 2 or None in units:
+                continue
+            series = collections.OrderedDict()
+            for s in order_strategies({s for row in rows.values() for s in row}):
+                series[s] = [(unit_of(lbl), row[s]["time_s"]) for lbl, row in rows.items()
+                             if s in row]
+            tier, platform, ranks, fam = key
+            name = f"{tier}-{platform}-{ranks}-{fam}".replace(" ", "_").replace(",", "")
+            name = "".join(ch for ch in name if ch.isalnum() or ch in "-_.=") + ".svg"
+            if svg_plot(f"{tier} {platform}, {ranks} ranks, {fam}", series,
+                        os.path.join(svg_dir, name)):
+                base = os.path.dirname(os.path.abspath(a.md)) if a.md else os.getcwd()
+                links[key] = os.path.relpath(os.path.join(svg_dir, name), base)
+    md = render_markdown(groups, links)
+    if a.md:
+        with open(a.md, "w") as f:
+            f.write(md + "\n")
+    else:
+        sys.stdout.write(md + "\n")
+
+
+if __name__ == "__main__":
+    main()

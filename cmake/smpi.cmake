@@ -1,0 +1,75 @@
+# SimGrid SMPI build of the library (COMMSCHED_SMPI=ON, a separate build tree, e.g.
+#   cmake -S . -B build-smpi -DCMAKE_BUILD_TYPE=Release -DCOMMSCHED_SMPI=ON
+#   cmake --build build-smpi --target irregular_exchange_smpi).
+# SMPI runs every rank as a thread of one process, so a preloaded library would be shared by all
+# ranks. Instead the library's sources (every module target under src/ plus the C wrappers) are
+# compiled again with smpicxx into a static archive that is linked, whole, into
+# irregular_exchange built with smpicxx: SMPI's default privatisation (dlopen) then gives every
+# rank its own copy of the library's globals. The wrappers define strong MPI_* symbols; SMPI
+# declares its own MPI_* weak and exports PMPI_*, so the wrappers intercept as under a real MPI.
+# The smpicxx compiler is swapped in per target through a compiler/linker launcher, so the rest
+# of this tree builds as usual. Output: <build>/smpi/irregular_exchange; run it with smpirun, or
+# through apps/bench/bench.py smpi.
+option(COMMSCHED_SMPI "Also build the library and irregular_exchange for SimGrid SMPI (smpicxx)" OFF)
+
+if(COMMSCHED_SMPI)
+  find_program(COMMSCHED_SMPICXX smpicxx)
+  find_program(COMMSCHED_SMPIRUN smpirun)
+  set(_smpi_ok FALSE)
+  if(COMMSCHED_SMPICXX AND COMMSCHED_SMPIRUN)
+    execute_process(COMMAND ${COMMSCHED_SMPICXX} --version OUTPUT_VARIABLE _smpi_version
+                    ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _smpi_rc)
+    if(_smpi_rc EQUAL 0 AND _smpi_version MATCHES "SimGrid version ([0-9]+)\\.([0-9]+)")
+      set(COMMSCHED_SIMGRID_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+      if(COMMSCHED_SIMGRID_VERSION VERSION_GREATER_EQUAL 3.30)
+        set(_smpi_ok TRUE)
+      endif()
+    endif()
+  endif()
+  if(NOT _smpi_ok)
+    message(WARNING "commsched: COMMSCHED_SMPI=ON but no usable SimGrid (smpicxx/smpirun >= 3.30; "
+                    "found '${_smpi_version}'). SMPI targets skipped; on Debian: "
+                    "apt-get install libsimgrid-dev")
+  else()
+    message(STATUS "commsched: SMPI targets with SimGrid ${COMMSCHED_SIMGRID_VERSION} (${COMMSCHED_SMPICXX})")
+    # Created once every module target exists (the end of the top-level CMakeLists.txt).
+    function(_commsched_smpi_targets)
+      set(_launcher ${PROJECT_SOURCE_DIR}/cmake/smpi_launcher.sh ${COMMSCHED_SMPICXX})
+      set(_sources)
+      # Every module of src/ that exists as a target; new modules only need adding here.
+      foreach(_t commsched_core commsched_settings commsched_plan commsched_cost commsched_learn
+                 commsched_trace commsched_exec commsched_burst commsched_intercept)
+        if(NOT TARGET ${_t})
+          continue()
+        endif()
+        get_target_property(_dir ${_t} SOURCE_DIR)
+        get_target_property(_src ${_t} SOURCES)
+        foreach(_s IN LISTS _src)
+          if(_s MATCHES "\\.(cpp|cc|cxx)$")
+            cmake_path(ABSOLUTE_PATH _s BASE_DIRECTORY ${_dir} OUTPUT_VARIABLE _abs)
+            list(APPEND _sources ${_abs})
+          endif()
+        endforeach()
+      endforeach()
+      add_library(commsched_smpi STATIC ${_sources} ${PROJECT_SOURCE_DIR}/wrappers/c_wrappers.cpp)
+      target_include_directories(commsched_smpi PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
+      target_link_libraries(commsched_smpi PRIVATE Boost::headers)
+      # SMPI_NO_OVERRIDE_MALLOC: keep smpi_helpers.h's malloc/free macros out of the library.
+      target_compile_definitions(commsched_smpi PRIVATE SMPI_NO_OVERRIDE_MALLOC COMMSCHED_SMPI=1)
+      set_target_properties(commsched_smpi PROPERTIES CXX_COMPILER_LAUNCHER "${_launcher}"
+                            CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF)
+
+      add_executable(irregular_exchange_smpi ${PROJECT_SOURCE_DIR}/apps/irregular_exchange.cpp)
+      # Whole archive: SMPI declares MPI_* weak, and weak references never pull archive members.
+      target_link_libraries(irregular_exchange_smpi PRIVATE
+                            "$<LINK_LIBRARY:WHOLE_ARCHIVE,commsched_smpi>")
+      # SMPI loads the program with dlopen and looks up main: keep symbols visible.
+      set_target_properties(irregular_exchange_smpi PROPERTIES
+                            CXX_COMPILER_LAUNCHER "${_launcher}" CXX_LINKER_LAUNCHER "${_launcher}"
+                            CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF
+                            OUTPUT_NAME irregular_exchange
+                            RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/smpi)
+    endfunction()
+    cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _commsched_smpi_targets)
+  endif()
+endif()

@@ -1,0 +1,12 @@
+# Smoke runs of the two benchmark tiers (issue 4), label `bench`; included from
+# tests/mpi/CMakeLists.txt. Each takes seconds; each skips (CTest "Skipped") where its tier cannot
+# run: the emulated cluster needs root and tbf, the SMPI tier a tree configured with
+# -DCOMMSCHED_SMPI=ON and SimGrid. RUN_SERIAL: the emulated cluster times real TCP transfers.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+foreach(_tier netns smpi)
+  add_test(NAME bench.${_tier}.smoke
+           COMMAND ${COMMSCHED_BASH} ${PROJECT_SOURCE_DIR}/tests/bench/smoke.sh ${_tier}
+                   ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench.${_tier}.smoke PROPERTIES LABELS bench TIMEOUT 150 RUN_SERIAL TRUE
+                       SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endforeach()
