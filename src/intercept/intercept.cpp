@@ -54,6 +54,7 @@ struct Candidate {
 struct Pattern {
   core::CommMatrix matrix;
   std::vector<Bytes> signature;  // this rank's send then receive bytes when it was learned
+  std::uint64_t signature_hash = 0;  // learn::Learner::counts_hash of `signature`
   std::vector<Candidate> usable;
   std::vector<std::pair<std::string, std::string>> rejected;  // (id, why)
   learn::Trial trial{{}, 1, 0};
@@ -446,6 +447,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   p->matrix = std::move(m);
   p->signature = cs.send_bytes;
   p->signature.insert(p->signature.end(), cs.recv_bytes.begin(), cs.recv_bytes.end());
+  p->signature_hash = learn::Learner::counts_hash(cs.send_bytes, cs.recv_bytes);
   PatternRecord& r = p->record;
   r.comm_root = cs.comm_root;
   r.comm_serial = cs.comm_serial;
@@ -718,13 +720,16 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.recv_bytes[j] = static_cast<Bytes>(std::max(recv.counts[j], 0)) *
                          static_cast<Bytes>(std::max(recv.type_size, 0));
     }
-    // Which cached pattern, if any, this call's counts are on this rank. Local preparation for
-    // it happens before the agreement, so a failure here is a vote, never a rank backing out of
-    // a schedule the others run.
+    // Which cached pattern, if any, this call's counts are on this rank: the hash (computed once,
+    // the learner reuses it) skips the others, the exact comparison decides. Local preparation
+    // for it happens before the agreement, so a failure here is a vote, never a rank backing out
+    // of a schedule the others run.
+    const std::uint64_t counts_hash = learn::Learner::counts_hash(cs.send_bytes, cs.recv_bytes);
     int match = -1;
     for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
       const std::vector<Bytes>& sig = cs.patterns[i]->signature;
-      if (!cs.patterns[i]->usable.empty() && sig.size() == 2 * n &&
+      if (cs.patterns[i]->signature_hash == counts_hash && !cs.patterns[i]->usable.empty() &&
+          sig.size() == 2 * n &&
           std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), sig.begin()) &&
           std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(), sig.begin() + static_cast<std::ptrdiff_t>(n))) {
         match = static_cast<int>(i);
@@ -735,17 +740,16 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       can_run = prepare(cs, *cs.patterns[static_cast<std::size_t>(match)], in_place, send, recv);
     if (!can_run) match = -1;
     const double t0 = now();
-    // One small agreement per call, MAX-reduced: minus the vote (the learning streak, or "my
-    // counts are the learned ones and I can run") and the previous call's time on this rank,
-    // whose maximum over ranks feeds auto's trial.
     if (!can_run && cs.learner.optimised()) ++s.fallbacks;
-    const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, can_run);
+    // The vote: the learning streak, or "my counts are the learned ones and I can run".
+    const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, can_run);
     if (cs.learner.learning() && cs.learner.streak() == 1) {
       cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
     }
-    // MAX-reduced: minus the vote, the previous call's time, and the cached pattern index with
+    // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
+    // this rank (its maximum over ranks feeds auto's trial), and the cached pattern index with
     // its negation (equal maximum and minimum: every rank is on the same cached pattern).
     double agree_in[4] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
                           -static_cast<double>(match)};

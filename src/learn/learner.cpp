@@ -10,9 +10,7 @@ bool Learner::same_as_last(std::span<const Bytes> send, std::span<const Bytes> r
          std::equal(recv.begin(), recv.end(), last_.begin() + static_cast<std::ptrdiff_t>(send.size()));
 }
 
-namespace {
-
-std::uint64_t hash_counts(std::span<const Bytes> send, std::span<const Bytes> recv) {
+std::uint64_t Learner::counts_hash(std::span<const Bytes> send, std::span<const Bytes> recv) {
   std::uint64_t h = 1469598103934665603ull ^ send.size();
   auto mix = [&h](Bytes v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -23,15 +21,13 @@ std::uint64_t hash_counts(std::span<const Bytes> send, std::span<const Bytes> re
   return h;
 }
 
-}  // namespace
-
-std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> recv, bool can_run) {
+std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> recv,
+                           std::uint64_t h, bool can_run) {
   const bool same = same_as_last(send, recv);
   if (!same) {
     last_.assign(send.begin(), send.end());
     last_.insert(last_.end(), recv.begin(), recv.end());
   }
-  const std::uint64_t h = hash_counts(send, recv);
   if (history_.size() == kHistory) history_.erase(history_.begin());
   history_.push_back(h);
   const auto seen = std::count(history_.begin(), history_.end(), h);

@@ -28,7 +28,16 @@ class Learner {
 
   /// This rank's vote for the current call, from its per-peer send and receive bytes. `can_run`
   /// is false when this rank could not run the learned plan this call (e.g. a message too large).
-  std::int64_t vote(std::span<const Bytes> send, std::span<const Bytes> recv, bool can_run);
+  std::int64_t vote(std::span<const Bytes> send, std::span<const Bytes> recv, bool can_run) {
+    return vote(send, recv, counts_hash(send, recv), can_run);
+  }
+  /// The same, with `hash` = counts_hash(send, recv) already computed by the caller.
+  std::int64_t vote(std::span<const Bytes> send, std::span<const Bytes> recv, std::uint64_t hash,
+                    bool can_run);
+
+  /// A hash of one call's counts: equal counts hash equally (unequal ones almost never do;
+  /// users compare the counts themselves where exactness matters).
+  static std::uint64_t counts_hash(std::span<const Bytes> send, std::span<const Bytes> recv);
 
   /// Applies the minimum of all ranks' votes.
   Action decide(std::int64_t agreed_min);
