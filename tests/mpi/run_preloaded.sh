@@ -19,6 +19,8 @@
 #   --expect-output REGEX    some stdout line matches REGEX
 #   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages)
 #   --expect-patterns N      at least N patterns ran optimised
+#   --expect-bursts N        at least N Isend/Irecv burst patterns ran substituted (report
+#                            "bursts": entries with "substituted" > 0)
 #
 # LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
 # on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
@@ -29,7 +31,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
-expect_stderr="" expect_patterns=0
+expect_stderr="" expect_patterns=0 expect_bursts=0
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -45,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --expect-output) expect_output="${2-}"; shift 2 ;;
     --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
     --expect-patterns) expect_patterns="${2-}"; require_report=1; shift 2 ;;
+    --expect-bursts) expect_bursts="${2-}"; require_report=1; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
   esac
@@ -110,9 +113,9 @@ fi
 
 if [[ -n "$report" && ( $require_report -eq 1 || -e "$report" ) ]]; then
   "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" \
-    "$expect_patterns" <<'EOF' || fail=1
+    "$expect_patterns" "$expect_bursts" <<'EOF' || fail=1
 import json, sys
-path, strategy, optimised, required, min_patterns = sys.argv[1:6]
+path, strategy, optimised, required, min_patterns, min_bursts = sys.argv[1:7]
 try:
     with open(path) as f:
         report = json.load(f)
@@ -142,6 +145,15 @@ if optimised == "no" and done:
     problems.append("expected no optimised pattern")
 if len(done) < int(min_patterns):
     problems.append(f"expected at least {min_patterns} optimised patterns, got {len(done)}")
+bursts = report.get("bursts", [])
+substituted = [b for b in bursts if (b.get("substituted") or 0) > 0]
+if bursts:
+    print("run_preloaded: report: bursts: " + ", ".join(
+        f"{b.get('level')}(posts={b.get('posts')} seen={b.get('seen')} "
+        f"substituted={b.get('substituted')})" for b in bursts))
+if len(substituted) < int(min_bursts):
+    problems.append(f"expected at least {min_bursts} substituted burst patterns, "
+                    f"got {len(substituted)}")
 for p in problems:
     print(f"run_preloaded: FAIL: {p}", file=sys.stderr)
 sys.exit(1 if problems else 0)
