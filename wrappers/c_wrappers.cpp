@@ -2,6 +2,8 @@
 #include <mpi.h>
 
 #include "intercept/intercept.hpp"
+#include "intercept/p2p.hpp"
+#include "wrappers/flush_points.hpp"
 
 #define COMMSCHED_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -23,3 +25,74 @@ COMMSCHED_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], 
   return ci::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm);
 }
+
+// --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
+COMMSCHED_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                               MPI_Comm comm, MPI_Request* req) {
+  return ci::isend(buf, count, type, dest, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                               MPI_Comm comm, MPI_Request* req) {
+  return ci::irecv(buf, count, type, source, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, MPI_Request* req) {
+  return ci::isend_mode(ci::SendMode::synchronous, buf, count, type, dest, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, MPI_Request* req) {
+  return ci::isend_mode(ci::SendMode::ready, buf, count, type, dest, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, MPI_Request* req) {
+  return ci::isend_mode(ci::SendMode::buffered, buf, count, type, dest, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest,
+                                   int tag, MPI_Comm comm, MPI_Request* req) {
+  return ci::send_init(buf, count, type, dest, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                   MPI_Comm comm, MPI_Request* req) {
+  return ci::recv_init(buf, count, type, source, tag, comm, req);
+}
+COMMSCHED_EXPORT int MPI_Start(MPI_Request* req) { return ci::start(req); }
+COMMSCHED_EXPORT int MPI_Startall(int count, MPI_Request reqs[]) { return ci::startall(count, reqs); }
+COMMSCHED_EXPORT int MPI_Wait(MPI_Request* req, MPI_Status* status) { return ci::wait(req, status); }
+COMMSCHED_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  return ci::waitall(count, reqs, statuses);
+}
+COMMSCHED_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  return ci::waitany(count, reqs, index, status);
+}
+COMMSCHED_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                                  MPI_Status statuses[]) {
+  return ci::waitsome(incount, reqs, outcount, indices, statuses);
+}
+COMMSCHED_EXPORT int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  return ci::test(req, flag, status);
+}
+COMMSCHED_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  return ci::testall(count, reqs, flag, statuses);
+}
+COMMSCHED_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag,
+                                 MPI_Status* status) {
+  return ci::testany(count, reqs, index, flag, status);
+}
+COMMSCHED_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                                  MPI_Status statuses[]) {
+  return ci::testsome(incount, reqs, outcount, indices, statuses);
+}
+COMMSCHED_EXPORT int MPI_Request_free(MPI_Request* req) { return ci::request_free(req); }
+COMMSCHED_EXPORT int MPI_Cancel(MPI_Request* req) { return ci::cancel(req); }
+COMMSCHED_EXPORT int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
+  return ci::request_get_status(req, flag, status);
+}
+
+// Calls that may wait for another rank: deferred sends are released before them, so a program
+// that blocks here on a peer which waits for one of those sends behaves as natively.
+#define COMMSCHED_FLUSH_POINT(name, fname, params, args, nf)     \
+  COMMSCHED_EXPORT int MPI_##name params {                       \
+    ci::p2p_flush();                                             \
+    return PMPI_##name args;                                     \
+  }
+COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "intercept/intercept.hpp"
+#include "intercept/p2p.hpp"
+#include "wrappers/fortran_completion.hpp"
+#include "wrappers/fortran_forward.hpp"
 #include "wrappers/intercepted.hpp"
 
 namespace ci = commsched::intercept;
@@ -136,3 +139,100 @@ COMMSCHED_F_EXPORT void MPI_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_
                                       MPI_Fint* ierr) {
   f_mpi_alltoallv(nullptr, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);
 }
+
+// --- Isend/Irecv bursts ----------------------------------------------------------------------
+// Open MPI's Fortran point-to-point calls go to PMPI_* directly too. Handles and statuses are
+// converted here (a `use mpi_f08` handle or status has the same layout as mpif.h's), and the
+// work is done by src/intercept/p2p.cpp exactly as for C.
+namespace {
+
+// mpif.h's status (MPI_STATUS_SIZE integers); Open MPI's mpi_f08 status has the same layout.
+struct FortranStatus {
+  static bool ignore(const void* p) {
+    static const char* const names[] = {"mpi_fortran_status_ignore_", "mpi_fortran_status_ignore",
+                                        "mpi_fortran_status_ignore__",
+                                        "MPI_FORTRAN_STATUS_IGNORE", nullptr};
+    return p == nullptr || p == MPI_F_STATUS_IGNORE || is_symbol(p, names);
+  }
+  static bool ignore_all(const void* p) {
+    static const char* const names[] = {"mpi_fortran_statuses_ignore_",
+                                        "mpi_fortran_statuses_ignore",
+                                        "mpi_fortran_statuses_ignore__",
+                                        "MPI_FORTRAN_STATUSES_IGNORE", nullptr};
+    return p == nullptr || p == MPI_F_STATUSES_IGNORE || is_symbol(p, names);
+  }
+  static void c2f(const MPI_Status& c, void* f, std::size_t index) {
+    constexpr std::size_t kInts = sizeof(MPI_Status) / sizeof(MPI_Fint);
+    PMPI_Status_c2f(&c, static_cast<MPI_Fint*>(f) + index * kInts);
+  }
+};
+using Completion = commsched::wrappers::FortranCompletion<FortranStatus>;
+
+using PostFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+void f_post(PostFn fn, void* buf, MPI_Fint* count, MPI_Fint* type, MPI_Fint* peer, MPI_Fint* tag,
+            MPI_Fint* comm, MPI_Fint* req, MPI_Fint* ierr) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = fn(fortran_buffer(buf), static_cast<int>(*count), MPI_Type_f2c(*type),
+                    static_cast<int>(*peer), static_cast<int>(*tag), MPI_Comm_f2c(*comm), &r);
+  if (rc == MPI_SUCCESS) *req = MPI_Request_c2f(r);
+  set_ierr(ierr, rc);
+}
+int c_isend(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::isend(b, c, t, p, g, m, r);
+}
+int c_irecv(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::irecv(const_cast<void*>(b), c, t, p, g, m, r);
+}
+int c_issend(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::isend_mode(ci::SendMode::synchronous, b, c, t, p, g, m, r);
+}
+int c_irsend(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::isend_mode(ci::SendMode::ready, b, c, t, p, g, m, r);
+}
+int c_ibsend(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::isend_mode(ci::SendMode::buffered, b, c, t, p, g, m, r);
+}
+int c_send_init(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::send_init(b, c, t, p, g, m, r);
+}
+int c_recv_init(const void* b, int c, MPI_Datatype t, int p, int g, MPI_Comm m, MPI_Request* r) {
+  return ci::recv_init(const_cast<void*>(b), c, t, p, g, m, r);
+}
+
+}  // namespace
+
+// Every mangling of one Fortran binding calls `body` (which may use the parameters).
+#define COMMSCHED_F_ALL(fname, params, body)                     \
+  COMMSCHED_F_EXPORT void fname##_ params { body; }              \
+  COMMSCHED_F_EXPORT void fname##__ params { body; }             \
+  COMMSCHED_F_EXPORT void fname params { body; }                 \
+  COMMSCHED_F_EXPORT void fname##_f08_ params { body; }
+
+#define COMMSCHED_F_POST(name)                                                                  \
+  COMMSCHED_F_ALL(mpi_##name,                                                                   \
+                  (void* b, MPI_Fint* c, MPI_Fint* t, MPI_Fint* p, MPI_Fint* g, MPI_Fint* m,    \
+                   MPI_Fint* r, MPI_Fint* e),                                                   \
+                  f_post(c_##name, b, c, t, p, g, m, r, e))
+COMMSCHED_F_POST(isend)
+COMMSCHED_F_POST(irecv)
+COMMSCHED_F_POST(issend)
+COMMSCHED_F_POST(irsend)
+COMMSCHED_F_POST(ibsend)
+COMMSCHED_F_POST(send_init)
+COMMSCHED_F_POST(recv_init)
+
+#define COMMSCHED_F_COMPLETION(name, params, body) COMMSCHED_F_ALL(mpi_##name, params, body)
+COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F_COMPLETION, Completion)
+
+// Flush points: nf by-reference arguments, the last one ierr, forwarded unchanged.
+// Flush points: the mpif.h manglings forward to pmpi_<name>_, mpi_f08's to pmpi_<name>_f08_.
+#define COMMSCHED_F_FLUSH_ONE(symbol, pmpi, plain, nf)                                          \
+  COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
+    commsched::wrappers::fortran_forward(pmpi, plain, e, COMMSCHED_F_NAMES_##nf);              \
+  }
+#define COMMSCHED_F_FLUSH(cname, fname, cparams, cargs, nf)                                     \
+  COMMSCHED_F_FLUSH_ONE(mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)              \
+  COMMSCHED_F_FLUSH_ONE(mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)             \
+  COMMSCHED_F_FLUSH_ONE(mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                 \
+  COMMSCHED_F_FLUSH_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
+COMMSCHED_FLUSH_POINTS(COMMSCHED_F_FLUSH)

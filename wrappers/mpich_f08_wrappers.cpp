@@ -1,9 +1,13 @@
-// MPICH: mpif.h and `use mpi` reach the C wrappers, but `use mpi_f08`'s Finalize goes to PMPI
-// directly, so the report would never be written. Wrap that one entry and forward to MPICH's.
+// MPICH: mpif.h and `use mpi` reach the C wrappers, and so do mpi_f08's posts (Isend, Irecv, ...),
+// but mpi_f08's Finalize, completion calls (Wait*, Test*, Start*, Cancel, Request_free,
+// Request_get_status) and many blocking calls go to PMPI directly. Finalize would never write
+// the report and a deferred burst send would never be released: wrap those entries here.
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include "intercept/intercept.hpp"
+#include "wrappers/fortran_completion.hpp"
+#include "wrappers/fortran_forward.hpp"
 
 namespace {
 using FinalizeF08 = void (*)(MPI_Fint*);
@@ -18,3 +22,35 @@ extern "C" __attribute__((visibility("default"))) void mpi_finalize_f08_(MPI_Fin
     if (ierr) *ierr = static_cast<MPI_Fint>(rc);
   }
 }
+
+namespace {
+// MPICH's mpi_f08 status is MPI_F08_status (the C status's fields as MPI_Fint; its converter
+// PMPI_Status_c2f08 lives in the Fortran library, which C programs do not load).
+struct F08Status {
+  static bool ignore(const void* p) { return p == nullptr || p == MPI_F08_STATUS_IGNORE; }
+  static bool ignore_all(const void* p) { return p == nullptr || p == MPI_F08_STATUSES_IGNORE; }
+  static void c2f(const MPI_Status& c, void* f, std::size_t index) {
+    MPI_F08_status& out = static_cast<MPI_F08_status*>(f)[index];
+    out.count_lo = static_cast<MPI_Fint>(c.count_lo);
+    out.count_hi_and_cancelled = static_cast<MPI_Fint>(c.count_hi_and_cancelled);
+    out.MPI_SOURCE = static_cast<MPI_Fint>(c.MPI_SOURCE);
+    out.MPI_TAG = static_cast<MPI_Fint>(c.MPI_TAG);
+    out.MPI_ERROR = static_cast<MPI_Fint>(c.MPI_ERROR);
+  }
+};
+using Completion = commsched::wrappers::FortranCompletion<F08Status>;
+}  // namespace
+
+#define COMMSCHED_F08_COMPLETION(name, params, body) \
+  extern "C" __attribute__((visibility("default"))) void mpi_##name##_f08_ params { body; }
+COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F08_COMPLETION, Completion)
+
+// Blocking calls: mpi_f08 names them <name>_f08_, or <name>_f08ts_ with choice buffers.
+#define COMMSCHED_F08_FLUSH_ONE(symbol, nf)                                                     \
+  extern "C" __attribute__((visibility("default"))) void symbol(COMMSCHED_F_ARGS_##nf) {        \
+    commsched::wrappers::fortran_forward(#symbol, #symbol, e, COMMSCHED_F_NAMES_##nf);         \
+  }
+#define COMMSCHED_F08_FLUSH(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08_, nf)             \
+  COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08ts_, nf)
+COMMSCHED_FLUSH_POINTS(COMMSCHED_F08_FLUSH)

@@ -26,6 +26,7 @@
 #include "cost/simulate.hpp"
 #include "exec/program.hpp"
 #include "intercept/drs.hpp"
+#include "intercept/p2p.hpp"
 #include "intercept/pmpi_transport.hpp"
 #include "intercept/report.hpp"
 #include "learn/choose.hpp"
@@ -597,6 +598,13 @@ int run_native(const void* sendbuf, const int* sendcounts, const int* sdispls, M
 
 }  // namespace
 
+const settings::Settings* active_settings() {
+  ensure_setup();
+  return g().active ? &g().cfg : nullptr;
+}
+
+bool library_active() { return g().active; }
+
 int init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) {
@@ -622,6 +630,7 @@ void after_init(int provided) {
 
 void forget_comm(MPI_Comm comm) {
   try {
+    if (g().active) p2p_forget_comm(comm);
     Global& s = g();
     auto it = s.comms.find(comm);
     if (it == s.comms.end()) return;
@@ -646,8 +655,9 @@ void before_finalize() {
   try {
     Global& s = g();
     if (!s.initialised || !s.active) return;
-    std::vector<PatternRecord> recs = s.retired;
     ReportHeader h;
+    h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
+    std::vector<PatternRecord> recs = s.retired;
     h.unlearned_calls = s.retired_unlearned;
     for (const auto& [comm, cs] : s.comms) {
       for (const auto& p : cs->patterns) {
@@ -683,6 +693,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   if (!s.active || comm == MPI_COMM_NULL)
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
+  p2p_flush();
   double seconds = 0;
   try {
     CommState* csp = state_for(comm);

@@ -2,7 +2,16 @@
 /// The glue the wrappers call: plain values in, PMPI return codes out. Never throws.
 #include <mpi.h>
 
+namespace commsched::settings {
+struct Settings;
+}
+
 namespace commsched::intercept {
+
+/// The settings, once MPI is initialised and the library is active; nullptr otherwise.
+const settings::Settings* active_settings();
+/// False before MPI_Init, after MPI_Finalize, when disabled or under MPI_THREAD_MULTIPLE.
+bool library_active();
 
 int init(int* argc, char*** argv);
 int init_thread(int* argc, char*** argv, int required, int* provided);

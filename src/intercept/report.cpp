@@ -72,6 +72,14 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
     }
     o << "]}";
   }
+  o << "],\"burst_level\":" << json_string(h.burst_level) << ",\"bursts\":[";
+  for (std::size_t i = 0; i < h.bursts.size(); ++i) {
+    const BurstSummary& b = h.bursts[i];
+    o << (i ? "," : "") << "{\"pattern\":" << b.index << ",\"level\":" << json_string(h.burst_level)
+      << ",\"ranks\":" << b.ranks << ",\"posts\":" << b.posts << ",\"bytes\":" << b.bytes
+      << ",\"seen\":" << b.seen << ",\"substituted\":" << b.substituted
+      << ",\"fallbacks\":" << b.fallbacks << "}";
+  }
   o << "],\"warnings\":[";
   for (std::size_t i = 0; i < h.warnings.size(); ++i)
     o << (i ? "," : "") << json_string(h.warnings[i]);
@@ -94,6 +102,13 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (h.faults_injected > 0 || h.fallbacks > 0)
     std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
                  static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
+  for (const BurstSummary& b : h.bursts)
+    std::fprintf(stderr,
+                 "[commsched]   burst pattern %d (bursts=%s): %lld rank(s), up to %lld posts, %lld "
+                 "bursts, %lld substituted, %lld fell back\n",
+                 b.index, h.burst_level.c_str(), static_cast<long long>(b.ranks),
+                 static_cast<long long>(b.posts), static_cast<long long>(b.seen),
+                 static_cast<long long>(b.substituted), static_cast<long long>(b.fallbacks));
   for (const PatternRecord& r : recs) {
     std::fprintf(stderr,
                  "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"

@@ -3,6 +3,8 @@
 /// all ranks on world rank 0 (calls from any rank, times as the maximum over ranks).
 #include <mpi.h>
 
+#include "intercept/p2p.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +49,8 @@ struct ReportHeader {
   std::int64_t unlearned_calls = 0;  ///< native calls that never became part of a pattern
   std::int64_t faults_injected = 0;  ///< this rank's; summed over ranks in the report
   std::int64_t fallbacks = 0;        ///< this rank's; summed over ranks in the report
+  std::string burst_level = "off";   ///< COMMSCHED_BURSTS as applied
+  std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary

@@ -31,6 +31,10 @@ constexpr std::array kSpecs{
     Spec{"LEARN_CALLS", "int", "3",
          "Identical calls (same communicator and counts) before a pattern counts as learned and "
          "gets a plan; 1 to 1000000."},
+    Spec{"BURSTS", "choice", "local",
+         "Isend/Irecv bursts: `off` (never touched), `local` (a learned burst's sends are released "
+         "in a contention-avoiding order; no agreement needed) or `collective` (once every rank "
+         "agrees it runs the same burst, the burst runs as a scheduled collective)."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr."},
@@ -221,6 +225,21 @@ void apply_learn_calls(const Spec& spec, std::string_view value, Settings& s, Re
                              "a whole number from 1 to " + std::to_string(kLearnCallsMax));
 }
 
+void apply_bursts(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  static constexpr std::array<std::pair<std::string_view, BurstLevel>, 3> kLevels{{
+      {"off", BurstLevel::off},
+      {"local", BurstLevel::local},
+      {"collective", BurstLevel::collective},
+  }};
+  for (const auto& [name, level] : kLevels) {
+    if (iequals(value, name)) {
+      s.bursts = level;
+      return;
+    }
+  }
+  r.bad_value_keep_default(spec, value, "a burst level (valid: off, local, collective)");
+}
+
 void apply_log_level(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   static constexpr std::array<std::pair<std::string_view, core::LogLevel>, 4> kLevels{{
       {"quiet", core::LogLevel::quiet},
@@ -408,6 +427,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"ENABLE", apply_enable},
     {"STRATEGY", apply_strategy},
     {"LEARN_CALLS", apply_learn_calls},
+    {"BURSTS", apply_bursts},
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},

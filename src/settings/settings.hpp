@@ -14,6 +14,9 @@
 
 namespace commsched::settings {
 
+/// COMMSCHED_BURSTS: how far Isend/Irecv bursts may be rescheduled.
+enum class BurstLevel { off, local, collective };
+
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE
   std::string strategy = "auto";      ///< COMMSCHED_STRATEGY: native, auto, or a strategy id
@@ -37,6 +40,7 @@ struct Settings {
   std::string fault_site;             ///< COMMSCHED_FAULT: site to inject internal errors at
   double fault_probability = 0;       ///< ... with this probability per visit
   std::uint64_t fault_seed = 1;       ///< ... drawn from this seed (mixed with the rank)
+  BurstLevel bursts = BurstLevel::local;  ///< COMMSCHED_BURSTS
 };
 
 /// Sites COMMSCHED_FAULT can name.

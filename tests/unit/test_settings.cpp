@@ -43,6 +43,7 @@ bool same(const Settings& a, const Settings& b) {
          a.trial_calls == b.trial_calls && a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
+         a.bursts == b.bursts &&
          a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
          a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
@@ -86,7 +87,8 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
-                                              "TRACE_SIGNAL", "FAKE_NODES", "FAULT"}));
+                                              "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
+                                              "BURSTS"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -271,6 +273,8 @@ const BadValue kBadValues[] = {
     {"LEARN_CALLS", "1000001"}, {"LEARN_CALLS", "2147483648"}, {"LEARN_CALLS", "+3"},
     {"LEARN_CALLS", "0x10"}, {"LEARN_CALLS", "1e3"}, {"LEARN_CALLS", " 3"},
     {"LEARN_CALLS", "3\n"}, {"LEARN_CALLS", "\xff\xfe"},
+    // BURSTS
+    {"BURSTS", ""}, {"BURSTS", "on"}, {"BURSTS", "global"}, {"BURSTS", "1"},
     // LOG_LEVEL
     {"LOG_LEVEL", ""}, {"LOG_LEVEL", "loud"}, {"LOG_LEVEL", "warning"}, {"LOG_LEVEL", "2"},
     {"LOG_LEVEL", "\xff\xfe"},

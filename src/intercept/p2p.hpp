@@ -1,0 +1,67 @@
+#pragma once
+/// Point-to-point glue: Isend/Irecv bursts (DESIGN.md "Isend/Irecv bursts"). The wrappers hand
+/// plain values here; requests the library did not create pass through untouched.
+///
+/// Level `local` (COMMSCHED_BURSTS): once a rank's burst has repeated COMMSCHED_LEARN_CALLS
+/// times, the next identical burst's receives are posted at once (as the application posts
+/// them) and its sends are deferred: the application gets a generalized request for each, and
+/// when the burst's last post arrives the sends are released in shift order (burst.hpp). Any
+/// other MPI call the library sees before that (a completion call, a blocking send or receive,
+/// a collective, a post that differs from the learned burst) first releases every deferred send,
+/// so a program that waits for a peer between its posts behaves as natively.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commsched::intercept {
+
+int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          MPI_Request* req);
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* req);
+/// MPI_Issend, MPI_Irsend, MPI_Ibsend: posted natively; the burst they are in stays native.
+enum class SendMode { synchronous, ready, buffered };
+int isend_mode(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, MPI_Request* req);
+int send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* req);
+int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* req);
+int start(MPI_Request* req);
+int startall(int count, MPI_Request reqs[]);
+int wait(MPI_Request* req, MPI_Status* status);
+int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]);
+int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status);
+int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]);
+int test(MPI_Request* req, int* flag, MPI_Status* status);
+int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]);
+int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status);
+int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]);
+int request_free(MPI_Request* req);
+int cancel(MPI_Request* req);
+int request_get_status(MPI_Request req, int* flag, MPI_Status* status);
+
+/// Any other MPI call the library sees: releases every deferred send first.
+void p2p_flush();
+/// The communicator is being freed: forget its number.
+void p2p_forget_comm(MPI_Comm comm);
+
+/// One burst pattern as the finalize report shows it, summed over ranks (pattern i = the i-th
+/// distinct burst each rank saw).
+struct BurstSummary {
+  int index = 0;
+  std::int64_t ranks = 0;        ///< ranks that saw a pattern with this index
+  std::int64_t posts = 0;        ///< most posts in one burst of it on any rank
+  std::int64_t bytes = 0;        ///< bytes sent per burst, summed over ranks
+  std::int64_t seen = 0;         ///< bursts, summed over ranks
+  std::int64_t substituted = 0;  ///< bursts that ran substituted, summed over ranks
+  std::int64_t fallbacks = 0;    ///< substituted bursts that met a difference and went native
+};
+
+/// Collective over MPI_COMM_WORLD (call from before_finalize on every rank): releases what is
+/// deferred and sums every rank's burst statistics; the result is meaningful on rank 0.
+std::vector<BurstSummary> p2p_finish(std::string& level_name);
+
+}  // namespace commsched::intercept

@@ -1,0 +1,72 @@
+#pragma once
+// MPI calls that may block on another rank and that the library otherwise leaves alone: each
+// wrapper releases deferred burst sends (intercept::p2p_flush) and calls PMPI. c_wrappers.cpp
+// defines the C entry points; fortran_wrappers.cpp the Fortran ones for Open MPI, forwarding the
+// Fortran arguments (all by reference, `nf` of them with ierr) to MPI's own pmpi_<name>_.
+//
+//   X(C name, Fortran name, C parameters, C arguments, nf)
+#define COMMSCHED_FLUSH_POINTS(X)                                                                \
+  X(Send, send, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7)  \
+  X(Ssend, ssend, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7) \
+  X(Rsend, rsend, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7) \
+  X(Bsend, bsend, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7) \
+  X(Recv, recv, (void* b, int c, MPI_Datatype t, int s, int g, MPI_Comm m, MPI_Status* st),            \
+    (b, c, t, s, g, m, st), 8)                                                                   \
+  X(Sendrecv, sendrecv,                                                                                    \
+    (const void* sb, int sc, MPI_Datatype st, int d, int sg, void* rb, int rc, MPI_Datatype rt,  \
+     int s, int rg, MPI_Comm m, MPI_Status* status),                                             \
+    (sb, sc, st, d, sg, rb, rc, rt, s, rg, m, status), 13)                                       \
+  X(Sendrecv_replace, sendrecv_replace,                                                                            \
+    (void* b, int c, MPI_Datatype t, int d, int sg, int s, int rg, MPI_Comm m, MPI_Status* st),  \
+    (b, c, t, d, sg, s, rg, m, st), 10)                                                          \
+  X(Probe, probe, (int s, int g, MPI_Comm m, MPI_Status* st), (s, g, m, st), 5)                         \
+  X(Iprobe, iprobe, (int s, int g, MPI_Comm m, int* f, MPI_Status* st), (s, g, m, f, st), 6)             \
+  X(Mprobe, mprobe, (int s, int g, MPI_Comm m, MPI_Message* msg, MPI_Status* st), (s, g, m, msg, st), 6) \
+  X(Improbe, improbe, (int s, int g, MPI_Comm m, int* f, MPI_Message* msg, MPI_Status* st),               \
+    (s, g, m, f, msg, st), 7)                                                                    \
+  X(Barrier, barrier, (MPI_Comm m), (m), 2)                                                               \
+  X(Bcast, bcast, (void* b, int c, MPI_Datatype t, int r, MPI_Comm m), (b, c, t, r, m), 6)              \
+  X(Reduce, reduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm m),     \
+    (s, r, c, t, o, root, m), 8)                                                                 \
+  X(Allreduce, allreduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),            \
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Gather, gather,                                                                                      \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int r,          \
+     MPI_Comm m),                                                                                \
+    (sb, sc, st, rb, rc, rt, r, m), 9)                                                           \
+  X(Gatherv, gatherv,                                                                                     \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
+     MPI_Datatype rt, int r, MPI_Comm m),                                                        \
+    (sb, sc, st, rb, rc, rd, rt, r, m), 10)                                                      \
+  X(Scatter, scatter,                                                                                     \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int r,          \
+     MPI_Comm m),                                                                                \
+    (sb, sc, st, rb, rc, rt, r, m), 9)                                                           \
+  X(Scatterv, scatterv,                                                                                    \
+    (const void* sb, const int* sc, const int* sd, MPI_Datatype st, void* rb, int rc,            \
+     MPI_Datatype rt, int r, MPI_Comm m),                                                        \
+    (sb, sc, sd, st, rb, rc, rt, r, m), 10)                                                      \
+  X(Allgather, allgather,                                                                                   \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm m),    \
+    (sb, sc, st, rb, rc, rt, m), 8)                                                              \
+  X(Allgatherv, allgatherv,                                                                                  \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
+     MPI_Datatype rt, MPI_Comm m),                                                               \
+    (sb, sc, st, rb, rc, rd, rt, m), 9)                                                          \
+  X(Alltoall, alltoall,                                                                                    \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm m),    \
+    (sb, sc, st, rb, rc, rt, m), 8)                                                              \
+  X(Alltoallw, alltoallw,                                                                                   \
+    (const void* sb, const int* sc, const int* sd, const MPI_Datatype* st, void* rb,             \
+     const int* rc, const int* rd, const MPI_Datatype* rt, MPI_Comm m),                          \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 10)                                                     \
+  X(Reduce_scatter, reduce_scatter,                                                                              \
+    (const void* s, void* r, const int* c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                \
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Reduce_scatter_block, reduce_scatter_block, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m), \
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Scan, scan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                 \
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Exscan, exscan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),               \
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)

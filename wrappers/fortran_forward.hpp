@@ -1,0 +1,48 @@
+#pragma once
+// Fortran flush points: a Fortran MPI call the library does not otherwise handle, with `nf`
+// by-reference arguments (the last one ierr), releases deferred burst sends and is forwarded
+// unchanged to the MPI library's own entry point, found with dlsym(RTLD_NEXT).
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include "intercept/p2p.hpp"
+#include "wrappers/flush_points.hpp"
+
+namespace commsched::wrappers {
+
+template <typename... Args>
+void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args... args) {
+  intercept::p2p_flush();
+  using Fn = void (*)(Args...);
+  for (const char* name : {first, second}) {
+    if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name))) return fn(args...);
+  }
+  if (ierr) *ierr = MPI_ERR_INTERN;
+}
+
+}  // namespace commsched::wrappers
+
+#define COMMSCHED_F_ARGS_2 void *a1, MPI_Fint *e
+#define COMMSCHED_F_ARGS_3 void *a1, void *a2, MPI_Fint *e
+#define COMMSCHED_F_ARGS_5 void *a1, void *a2, void *a3, void *a4, MPI_Fint *e
+#define COMMSCHED_F_ARGS_6 void *a1, void *a2, void *a3, void *a4, void *a5, MPI_Fint *e
+#define COMMSCHED_F_ARGS_7 void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, MPI_Fint *e
+#define COMMSCHED_F_ARGS_8 \
+  void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, MPI_Fint *e
+#define COMMSCHED_F_ARGS_9 \
+  void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, MPI_Fint *e
+#define COMMSCHED_F_ARGS_10                                                                    \
+  void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, \
+      MPI_Fint *e
+#define COMMSCHED_F_ARGS_13                                                                    \
+  void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, \
+      void *a10, void *a11, void *a12, MPI_Fint *e
+#define COMMSCHED_F_NAMES_2 a1, e
+#define COMMSCHED_F_NAMES_3 a1, a2, e
+#define COMMSCHED_F_NAMES_5 a1, a2, a3, a4, e
+#define COMMSCHED_F_NAMES_6 a1, a2, a3, a4, a5, e
+#define COMMSCHED_F_NAMES_7 a1, a2, a3, a4, a5, a6, e
+#define COMMSCHED_F_NAMES_8 a1, a2, a3, a4, a5, a6, a7, e
+#define COMMSCHED_F_NAMES_9 a1, a2, a3, a4, a5, a6, a7, a8, e
+#define COMMSCHED_F_NAMES_10 a1, a2, a3, a4, a5, a6, a7, a8, a9, e
+#define COMMSCHED_F_NAMES_13 a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, e
