@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
           gfortran python3 libtoml11-dev
           clang  # clang: libFuzzer for the trace reader fuzz test
-          libsimgrid-dev)  # SimGrid SMPI: the simulated benchmark tier (apps/bench, issue 4)
+          libsimgrid-dev  # SimGrid SMPI: the simulated benchmark tier (apps/bench, issue 4)
+          libmetis-dev)   # METIS: partitions the meshes of halo_exchange and cg_solver (issue 6)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

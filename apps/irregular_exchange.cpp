@@ -56,9 +56,12 @@
 #include <string_view>
 #include <vector>
 
-#include <time.h>  // clock_gettime (SMPI's smpicxx maps it to simulated time)
+#include "program_util.hpp"
 
 namespace {
+
+using commsched::app_util::monotonic_now;
+using commsched::app_util::parse_int;
 
 constexpr int kMaxErrorLines = 5;  // per rank: enough to diagnose, not enough to flood the log
 
@@ -363,15 +366,6 @@ const char* const kUsage =
     "time_stats_s=min,p10,p25,median,p75,p90,max of the same per-call times.\n"
     "Exit status: 0 no errors, 1 data errors, 2 bad arguments.\n";
 
-std::optional<std::int64_t> parse_int(const char* s, std::int64_t lo, std::int64_t hi) {
-  if (s == nullptr || *s == '\0') return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return std::nullopt;
-  return v;
-}
-
 /// Empty string on success, else the message for the user.
 std::string parse_args(int argc, char** argv, Options& o) {
   for (int a = 1; a < argc; ++a) {
@@ -454,26 +448,6 @@ bool build_exchange(const Pattern& pattern, int n, int rank, Exchange& x) {
     x.recv_total += col[j];
   }
   return true;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-/// Linear-interpolated quantile q in [0, 1] of a sorted, non-empty vector.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-double monotonic_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 /// Rank 0 writes every non-zero of the matrix as 'src dst bytes' (collective; rows gathered).
@@ -624,12 +598,7 @@ int run(int argc, char** argv) {
                 timed_bytes / o.iterations);
     std::printf("errors=%lld\n", global_errors);
     std::printf("checksum=%016llx\n", static_cast<unsigned long long>(checksum));
-    std::printf("time_per_iteration_s=%.9g\n", median(times));
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    std::printf("time_stats_s=%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", sorted.front(),
-                quantile(sorted, 0.1), quantile(sorted, 0.25), quantile(sorted, 0.5),
-                quantile(sorted, 0.75), quantile(sorted, 0.9), sorted.back());
+    commsched::app_util::print_times(times);
     std::fflush(stdout);
   }
   return global_errors == 0 ? 0 : 1;
