@@ -93,6 +93,15 @@ bool enabled() {
     if (!cfg) return false;  // before MPI_Init or inactive: nothing to do, check again later
     s.checked = true;
     s.level = cfg->bursts;
+    if (s.level == settings::BurstLevel::collective) {
+      // Not built yet (see README "Isend/Irecv bursts"): say so once and keep the safe level.
+      int rank = 0;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0)
+        core::log_warn("COMMSCHED_BURSTS=collective is not available yet; bursts run at level "
+                       "local");
+      s.level = settings::BurstLevel::local;
+    }
     s.enabled = cfg->bursts != settings::BurstLevel::off && cfg->strategy != "native";
     s.learner = std::make_unique<burst::Learner>(cfg->learn_calls);
   }

@@ -33,8 +33,8 @@ constexpr std::array kSpecs{
          "gets a plan; 1 to 1000000."},
     Spec{"BURSTS", "choice", "local",
          "Isend/Irecv bursts: `off` (never touched), `local` (a learned burst's sends are released "
-         "in a contention-avoiding order; no agreement needed) or `collective` (once every rank "
-         "agrees it runs the same burst, the burst runs as a scheduled collective)."},
+         "in shift order; no agreement needed) or `collective` (planned: a burst every rank agrees "
+         "on runs as a scheduled collective; today it warns and runs `local`)."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr."},
