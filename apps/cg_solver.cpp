@@ -190,8 +190,9 @@ int run(int argc, char** argv) {
               setup.size, mesh.vertices(),
               mesh.vertices() + static_cast<int>(graph.neighbours.size()), o.iterations,
               result.residual, checksum(x).c_str());
-  std::printf("cg_solver: messages_per_iteration=%lld bytes_per_iteration=%lld max_peers=%d\n",
-              traffic.messages, traffic.bytes, traffic.max_peers);
+  std::printf("cg_solver: messages_per_iteration=%lld bytes_per_iteration=%lld max_peers=%d "
+              "max_rank_bytes=%lld\n",
+              traffic.messages, traffic.bytes, traffic.max_peers, traffic.max_rank_bytes);
   return finish("cg_solver", o.check ? check_serial(mesh, graph, o.iterations, x) : "", times);
 }
 

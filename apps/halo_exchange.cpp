@@ -171,8 +171,9 @@ int run(int argc, char** argv) {
   std::printf("halo_exchange: ranks=%d vertices=%d edges=%d components=%d iterations=%d %s\n",
               setup.size, mesh.vertices(), static_cast<int>(mesh.edges.size()), o.components,
               o.iterations, checksum(solution).c_str());
-  std::printf("halo_exchange: messages_per_iteration=%lld bytes_per_iteration=%lld max_peers=%d\n",
-              traffic.messages, traffic.bytes, traffic.max_peers);
+  std::printf("halo_exchange: messages_per_iteration=%lld bytes_per_iteration=%lld max_peers=%d "
+              "max_rank_bytes=%lld\n",
+              traffic.messages, traffic.bytes, traffic.max_peers, traffic.max_rank_bytes);
   return finish("halo_exchange", o.check ? check_serial(mesh, graph, o, dt, solution) : "", times);
 }
 

@@ -45,8 +45,9 @@ HaloExchange::Totals HaloExchange::totals() const {
   long long sum[2] = {0, 0};
   MPI_Reduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, 0, comm_);
   const int peers = static_cast<int>(sub_.peers().size());
-  Totals t{sum[0], sum[1], 0};
+  Totals t{sum[0], sum[1], 0, 0};
   MPI_Reduce(&peers, &t.max_peers, 1, MPI_INT, MPI_MAX, 0, comm_);
+  MPI_Reduce(&mine[1], &t.max_rank_bytes, 1, MPI_LONG_LONG, MPI_MAX, 0, comm_);
   return t;
 }
 

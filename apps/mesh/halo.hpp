@@ -28,6 +28,7 @@ class HaloExchange {
   struct Totals {
     long long messages = 0, bytes = 0;  ///< per run, summed over the ranks
     int max_peers = 0;                  ///< the most neighbouring parts of one rank
+    long long max_rank_bytes = 0;       ///< the most bytes one rank sends per exchange
   };
   /// Collective; meaningful on rank 0.
   Totals totals() const;
