@@ -40,6 +40,8 @@ inline void fill(int* buf, int n, int src, int dst, int iter, int key) {
 /// Ring neighbour of `rank` at signed distance `d` among `size` ranks.
 inline int ring(int rank, int d, int size) { return ((rank + d) % size + size) % size; }
 
+/// Compares what this rank received with its definition, counts mismatches and checked
+/// messages, and prints the program's result line (one per program, on every rank).
 class Checker {
  public:
   /// Reads `--iterations N` (else `default_iterations`) and `--inject-fault` from argv.
