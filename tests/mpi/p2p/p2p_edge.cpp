@@ -6,8 +6,9 @@
 //                vector type 3, MPI_Get_elements 12); on tag 113, 6 ints received into room for
 //                3 vectors: MPI_Get_count must say MPI_UNDEFINED and MPI_Get_elements 6;
 //   MPI_PROC_NULL the line's ends (rank 0 has no left, rank n-1 no right) on tags 114 and 115:
-//                such receives complete at once with source MPI_PROC_NULL, tag MPI_ANY_TAG,
-//                count 0 and an untouched buffer;
+//                such receives complete at once, count 0, buffer untouched, with the source
+//                and tag native MPI gives (the standard's MPI_PROC_NULL and MPI_ANY_TAG in
+//                Open MPI; PMPI's answer is the reference, see p2p::proc_null_status);
 //   self         MPI_Irecv from itself posted before the matching MPI_Isend (tag 116);
 //   MPI_BOTTOM   a struct type of absolute addresses over two separate arrays, sent from
 //                MPI_BOTTOM to the left on tag 117;

@@ -135,7 +135,7 @@ void probes(Ctx& c, int it) {
   } else {
     MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c.comm_c, &msg, &probed);
   }
-  c.chk.status(probed, c.left, 92, theirs, MPI_INT, it, "probe");
+  c.chk.envelope(probed, c.left, 92, theirs, MPI_INT, it, "probe");
   MPI_Get_count(&probed, MPI_INT, &count);
   if (count < 0 || count > theirs) count = theirs;  // already reported; keep the buffer safe
   if (way == 0 || way == 1) {
