@@ -47,6 +47,7 @@ class Learner {
     return repeats_ >= learn_calls_ ? &last_ : nullptr;
   }
   [[nodiscard]] int repeats() const { return repeats_; }
+  /// Hash of the last clean burst (0 after an unclean one).
   [[nodiscard]] std::uint64_t last_hash() const { return last_hash_; }
 
  private:

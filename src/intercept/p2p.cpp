@@ -30,7 +30,6 @@ namespace {
 struct Shadow {
   MPI_Request greq = MPI_REQUEST_NULL;
   MPI_Request real = MPI_REQUEST_NULL;
-  bool released = false;
   int release_error = MPI_SUCCESS;
   const void* buf = nullptr;
   int count = 0;
@@ -175,7 +174,6 @@ void release_deferred() {
     Shadow& sh = *s.deferred[i];
     sh.release_error = PMPI_Isend(sh.buf, sh.count, sh.type, sh.dest, sh.tag, sh.comm, &sh.real);
     if (sh.release_error != MPI_SUCCESS) sh.real = MPI_REQUEST_NULL;
-    sh.released = true;
   }
   s.deferred.clear();
 }
@@ -185,8 +183,9 @@ void end_burst_if_idle() {
   State& s = st();
   if (!s.outstanding.empty() || s.current.empty()) return;
   const bool clean = !s.broken && s.current.size() <= kMaxBurstPosts;
+  s.learner->finish(s.current, clean);  // hashes the burst once; the statistics reuse it
   if (clean) {
-    PatternStats& ps = stats_for(burst::signature_hash(s.current));
+    PatternStats& ps = stats_for(s.learner->last_hash());
     ++ps.seen;
     ps.posts = std::max<std::int64_t>(ps.posts, static_cast<std::int64_t>(s.current.size()));
     std::int64_t bytes = 0;
@@ -196,7 +195,6 @@ void end_burst_if_idle() {
     if (s.substituting && s.position == s.current.size() && !s.fell_back) ++ps.substituted;
     if (s.substituting && s.fell_back) ++ps.fallbacks;
   }
-  s.learner->finish(s.current, clean);
   s.current.clear();
   s.broken = false;
   s.substituting = false;
