@@ -420,7 +420,9 @@ def smpi_main(a):
                     sid = SMPI_VARIANTS.get(s, (s, {}))[0]
                     mine = next((c for c in cands if c["strategy"] == sid), None)
                     nat = next((c for c in cands if c["strategy"] == "native"), None)
-                    extra["predicted_s"] = mine["predicted_s"] if mine and sid != "auto" else None
+                    # drs has no plan: the model gives it native's figure, no prediction of its own.
+                    extra["predicted_s"] = mine["predicted_s"] if mine and \
+                        sid not in ("auto", "drs") else None
                     extra["native_predicted_s"] = nat["predicted_s"] if nat else None
                     extra["model_lower_bound_s"] = rep.get("lower_bound_s")
                     extra["chosen"] = rep.get("strategy")

@@ -428,6 +428,18 @@ void fill_record(Pattern& p) {
   for (const auto& [id, why] : p.rejected) add(id, -1, -1, why);
 }
 
+// The cost model's time per call of a candidate on `m` as this library runs it: a plan after
+// the per-call agreement, native agreeing one call in kNativeAgreeEvery.
+learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
+  const cost::Machine& machine = g().machine;
+  const double agree = cost::agreement_time(cs.size, machine, cs.topology);
+  return [&cs, &m, &machine, agree](const core::Plan* plan) {
+    return plan ? cost::predict(*plan, m, machine, cs.topology) + agree
+                : cost::predict_native(m, machine, cs.topology) +
+                      agree / static_cast<double>(kNativeAgreeEvery);
+  };
+}
+
 // Plans a freshly gathered matrix on this rank (every rank computes the same candidates) and
 // compiles each for this rank. `ok[i]` is this rank's verdict on candidate i; ok.back() on the
 // pattern as a whole (its receive counts agree with the senders').
@@ -461,10 +473,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
 
   const bool plan_failed = fault("plan");
   const core::CommMatrix& matrix = p->matrix;
-  const learn::Predictor predict = [&](const core::Plan* plan) {
-    return plan ? cost::predict(*plan, matrix, s.machine, cs.topology)
-                : cost::predict_native(matrix, s.machine, cs.topology);
-  };
+  const learn::Predictor predict = predictor(cs, matrix);
   r.lower_bound_s = cost::lower_bound(matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   std::vector<learn::CandidatePlan> plans =
@@ -529,10 +538,7 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
                                       [&](const auto& p) { return p->matrix == *m; });
   if (m && !known) {
     try {
-      const learn::Predictor predict = [&](const core::Plan* plan) {
-        return plan ? cost::predict(*plan, *m, s.machine, cs.topology)
-                    : cost::predict_native(*m, s.machine, cs.topology);
-      };
+      const learn::Predictor predict = predictor(cs, *m);
       mine = learn::predict_share(*m, pool, plan_options(s.cfg, s.machine, cs.topology), predict,
                                   s.cfg.max_staging, static_cast<std::size_t>(cs.rank),
                                   static_cast<std::size_t>(cs.size));
