@@ -119,7 +119,7 @@ def render_markdown(groups, svg_links):
                     sp = r["spread_s"]
                     v += f" ({fmt_ms(sp['p25'])}–{fmt_ms(sp['p75'])})"
                 vals.append(v)
-            cand = [r for s, r in cells.items() if s != "native" and r["time_s"] > 0]
+            cand = [r for s, r in cells.items() if s not in ("native", "auto") and r["time_s"] > 0]
             best = min(cand, key=lambda r: r["time_s"]) if cand else None
             native = cells.get("native")
             lb = next((r["lower_bound_s"] for r in cells.values() if r.get("lower_bound_s")), None)
@@ -301,6 +301,7 @@ PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8
 def svg_plot(title, series, path):
     """series: {strategy: [(unit, seconds)]}; log-log time (ms) against unit (bytes)."""
     W, H, L, R, T, B = 640, 420, 70, 150, 40, 50
+    H = max(H, T + 14 * len(series) + 10)  # room for every strategy's legend line
     pts = [(u, t) for s in series.values() for u, t in s if t > 0]
     if len(pts) < 2:
         return False
