@@ -101,7 +101,7 @@ def render_markdown(groups, svg_links):
     for (tier, platform, ranks, fam), rows in groups.items():
         strategies = order_strategies({s for row in rows.values() for s in row})
         spread = tier == "netns"
-        out.append(f"#### {tier} · {platform} · {ranks} ranks · {fam}\n")
+        out.append(f"\n#### {tier} · {platform} · {ranks} ranks · {fam}\n")
         has_auto = "auto" in strategies
         head = ["param"] + strategies + ["best", "best/LB", "native/best"] + \
             (["auto chose"] if has_auto else [])
