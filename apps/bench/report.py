@@ -2,13 +2,24 @@
 """Turns bench.py's JSON lines into Markdown tables and SVG plots (plain Python, no plotting
 library).
 
-  apps/bench/report.py RESULTS.jsonl... [--md OUT.md] [--svg-dir DIR] [--svg-prefix PATH]
+  apps/bench/report.py RESULTS.jsonl... [--md OUT.md] [--svg-dir DIR]
+                       [--predictions OUT.md]
 
 One table per (tier, platform, ranks, workload family): a row per parameter value (message unit,
 density, ...), a column per strategy with the time in ms; then `best/LB` (best strategy's time
 over the bandwidth lower bound) and `native/best`. For each table whose rows sweep the message
 unit, an SVG plot of time against unit per strategy (log-log, like the papers' figures).
 Markdown goes to --md (default stdout); SVGs to --svg-dir (default: beside --md, bench-plots/).
+
+Then two summaries over the points that have them:
+  * issue 3 (cost model and auto): per point the oracle (fastest measured, native included),
+    auto's final choice and time, auto/oracle and auto/native, and the Spearman rank correlation
+    of the cost model's predicted times against the measured ones over the strategies with both;
+    the targets (auto within 5 % of the oracle, at most 3 % slower than native, Spearman >= 0.9)
+    are checked per point. --predictions writes every point's per-strategy table (predicted,
+    measured, the two ranks, the lower bounds).
+  * issue 5 (indirect routes): per point the best direct and the best indirect strategy, native
+    over the best indirect one (target >= 3x at 1024 ranks with small messages) and auto's choice.
 """
 import argparse
 import collections
@@ -46,7 +57,13 @@ def family(r):
 
 
 STRATEGY_ORDER = ["native", "ac", "lex", "lp_xor", "lp_shift", "pex", "bex", "greedy", "rs_n",
-                  "rs_n_sort", "rs_nh", "color", "auto"]
+                  "rs_n_sort", "rs_nh", "rs_nh+l1", "rs_nh+fixed", "color", "maxmin", "maxsum",
+                  "unif", "bvn", "drs", "two_stage", "mesh2d", "mesh2d_pure", "grid3d",
+                  "grid3d_pure", "hypercube", "hypercube_pure", "two_level", "node_aware",
+                  "node_aware_multi", "auto"]
+# Strategies that forward data through intermediate ranks (issue 5).
+INDIRECT = {"two_stage", "mesh2d", "mesh2d_pure", "grid3d", "grid3d_pure", "hypercube",
+            "hypercube_pure", "two_level", "node_aware", "node_aware_multi"}
 
 
 def order_strategies(names):
@@ -84,8 +101,10 @@ def render_markdown(groups, svg_links):
     for (tier, platform, ranks, fam), rows in groups.items():
         strategies = order_strategies({s for row in rows.values() for s in row})
         spread = tier == "netns"
-        out.append(f"#### {tier} · {platform} · {ranks} ranks · {fam}\n")
-        head = ["param"] + strategies + ["best", "best/LB", "native/best"]
+        out.append(f"\n#### {tier} · {platform} · {ranks} ranks · {fam}\n")
+        has_auto = "auto" in strategies
+        head = ["param"] + strategies + ["best", "best/LB", "native/best"] + \
+            (["auto chose"] if has_auto else [])
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for label, cells in rows.items():
@@ -100,22 +119,178 @@ def render_markdown(groups, svg_links):
                     sp = r["spread_s"]
                     v += f" ({fmt_ms(sp['p25'])}–{fmt_ms(sp['p75'])})"
                 vals.append(v)
-            cand = [r for s, r in cells.items() if s != "native" and r["time_s"] > 0]
+            cand = [r for s, r in cells.items() if s not in ("native", "auto") and r["time_s"] > 0]
             best = min(cand, key=lambda r: r["time_s"]) if cand else None
             native = cells.get("native")
             lb = next((r["lower_bound_s"] for r in cells.values() if r.get("lower_bound_s")), None)
             vals.append(best["strategy"] if best else "–")
             vals.append(f"{best['time_s'] / lb:.2f}" if best and lb else "–")
             vals.append(f"{native['time_s'] / best['time_s']:.2f}" if best and native else "–")
+            if has_auto:
+                a = cells.get("auto")
+                vals.append((a.get("chosen") or "?") if a else "–")
             out.append(f"| {label} | " + " | ".join(vals) + " |")
         key = (tier, platform, ranks, fam)
         note = "Times in ms" + (", median of the repetitions (p25–p75)" if spread else
                                  " (simulated, one deterministic run)")
-        out.append(f"\n{note}; LB = bytes through the busiest port / its bandwidth.")
+        out.append(f"\n{note}; LB = bytes through the busiest port / its bandwidth"
+                   + ("; `auto chose`: auto's final choice after its trial, which the `auto` "
+                      "column timed." if has_auto else "."))
         if key in svg_links:
             out.append(f"\n![{fam}]({svg_links[key]})")
         out.append("")
     return "\n".join(out)
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation (ties get their average rank); None below 3 pairs."""
+    if len(xs) < 3:
+        return None
+
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def predicted_of(s, r, cells):
+    if s == "native":
+        return next((c.get("native_predicted_s") for c in cells.values()
+                     if c.get("native_predicted_s") is not None), None)
+    if s == "auto":
+        return None
+    return r.get("predicted_s")
+
+
+def point_analysis(cells):
+    """Issue 3's numbers for one point (its cells: strategy -> record)."""
+    measured = {s: r["time_s"] for s, r in cells.items() if r["time_s"] > 0 and s != "auto"}
+    if not measured:
+        return None
+    oracle = min(measured, key=measured.get)
+    pred = {s: predicted_of(s, r, cells) for s, r in cells.items()}
+    pairs = [(pred[s], measured[s]) for s in measured if pred.get(s) is not None
+             and pred[s] >= 0 and not s.startswith("rs_nh+")]
+    rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
+    a = cells.get("auto")
+    res = {"oracle": oracle, "oracle_s": measured[oracle], "rho": rho, "n_pred": len(pairs),
+           "pred": pred, "measured": measured, "native_s": measured.get("native")}
+    if a:
+        res.update(auto_s=a["time_s"], chosen=a.get("chosen"),
+                   auto_over_oracle=a["time_s"] / measured[oracle],
+                   auto_over_native=(a["time_s"] / measured["native"]) if "native" in measured
+                   else None, decided=a.get("auto_decided"),
+                   tried=[c["strategy"] for c in a.get("auto_candidates", []) if not c["rejected"]])
+    return res
+
+
+def yes_no(ok):
+    return "–" if ok is None else ("yes" if ok else "**no**")
+
+
+def render_issue3(groups):
+    out = ["| point | oracle | auto chose (tried) | auto/oracle | auto/native | Spearman ρ (n) | "
+           "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |", "|" + "---|" * 9]
+    counts = collections.Counter()
+    details = []
+    for (tier, platform, ranks, fam), rows in groups.items():
+        for label, cells in rows.items():
+            an = point_analysis(cells)
+            if not an or "auto_s" not in an:
+                continue
+            c1 = an["auto_over_oracle"] <= 1.05
+            c2 = an["auto_over_native"] <= 1.03 if an["auto_over_native"] is not None else None
+            c3 = an["rho"] >= 0.9 if an["rho"] is not None else None
+            for k, v in (("oracle", c1), ("native", c2), ("rho", c3)):
+                if v is not None:
+                    counts[(k, v)] += 1
+            name = f"{platform} {ranks} · {fam} · {label}"
+            tried = ", ".join(an["tried"])
+            out.append(f"| {name} | {an['oracle']} {fmt_ms(an['oracle_s'])} | "
+                       f"{an['chosen']} {fmt_ms(an['auto_s'])} ({tried}) | "
+                       f"{an['auto_over_oracle']:.2f} | "
+                       + (f"{an['auto_over_native']:.2f}" if an['auto_over_native'] else "–")
+                       + f" | " + (f"{an['rho']:.2f} ({an['n_pred']})" if an['rho'] is not None
+                                   else "–") + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
+            details.append((name, cells, an))
+    out.append("")
+    out.append("Times in ms. Targets met on " + ", ".join(
+        f"{counts[(k, True)]} of {counts[(k, True)] + counts[(k, False)]} points ({what})"
+        for k, what in (("oracle", "auto within 5 % of the oracle"),
+                        ("native", "auto at most 3 % slower than native"),
+                        ("rho", "Spearman ≥ 0.9"))) + ".")
+    return "\n".join(out), details
+
+
+def render_predictions(details):
+    out = []
+    for name, cells, an in details:
+        out.append(f"#### {name}\n")
+        lb = next((r.get("lower_bound_s") for r in cells.values() if r.get("lower_bound_s")), None)
+        mlb = next((r.get("model_lower_bound_s") for r in cells.values()
+                    if r.get("model_lower_bound_s") is not None), None)
+        out.append("| strategy | predicted | measured | predicted rank | measured rank |")
+        out.append("|---|---|---|---|---|")
+        strategies = [s for s in order_strategies(set(cells)) if s != "auto"]
+        meas = an["measured"]
+        pred = {s: an["pred"].get(s) for s in strategies}
+        prank = {s: i + 1 for i, s in enumerate(sorted(
+            [s for s in strategies if pred[s] is not None and pred[s] >= 0],
+            key=lambda s: pred[s]))}
+        mrank = {s: i + 1 for i, s in enumerate(sorted(meas, key=meas.get))}
+        for s in strategies:
+            out.append(f"| {s} | {fmt_ms(pred[s]) if pred[s] is not None and pred[s] >= 0 else '–'}"
+                       f" | {fmt_ms(meas.get(s))} | {prank.get(s, '–')} | {mrank.get(s, '–')} |")
+        out.append(f"\nms; lower bound: platform {fmt_ms(lb)}, cost model {fmt_ms(mlb)}; oracle "
+                   f"{an['oracle']}; auto chose {an.get('chosen')} ({fmt_ms(an.get('auto_s'))}); "
+                   "Spearman ρ = " + (f"{an['rho']:.2f}" if an['rho'] is not None else "–") + "\n")
+    return "\n".join(out)
+
+
+def render_issue5(groups):
+    out = ["| point | native | best direct | best indirect | native/best indirect | "
+           "best indirect/best direct | auto chose |", "|" + "---|" * 7]
+    n = 0
+    for (tier, platform, ranks, fam), rows in groups.items():
+        if ranks < 256 and not platform.startswith("two_clusters"):
+            continue
+        for label, cells in rows.items():
+            meas = {s: r["time_s"] for s, r in cells.items() if r["time_s"] > 0}
+            ind = {s: t for s, t in meas.items() if s in INDIRECT}
+            dire = {s: t for s, t in meas.items() if s not in INDIRECT and s not in
+                    ("native", "auto")}
+            if not ind:
+                continue
+            bi = min(ind, key=ind.get)
+            bd = min(dire, key=dire.get) if dire else None
+            nat = meas.get("native")
+            a = cells.get("auto")
+            out.append(f"| {platform} {ranks} · {fam} · {label} | {fmt_ms(nat)} | "
+                       + (f"{bd} {fmt_ms(dire[bd])}" if bd else "–")
+                       + f" | {bi} {fmt_ms(ind[bi])} | "
+                       + (f"{nat / ind[bi]:.2f}" if nat else "–") + " | "
+                       + (f"{ind[bi] / dire[bd]:.2f}" if bd else "–") + " | "
+                       + ((f"{a.get('chosen')} {fmt_ms(a['time_s'])}") if a else "–") + " |")
+            n += 1
+    out.append("\nTimes in ms; indirect = " + ", ".join(sorted(INDIRECT)) + ".")
+    return "\n".join(out) if n else ""
 
 
 PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -126,6 +301,7 @@ PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8
 def svg_plot(title, series, path):
     """series: {strategy: [(unit, seconds)]}; log-log time (ms) against unit (bytes)."""
     W, H, L, R, T, B = 640, 420, 70, 150, 40, 50
+    H = max(H, T + 14 * len(series) + 10)  # room for every strategy's legend line
     pts = [(u, t) for s in series.values() for u, t in s if t > 0]
     if len(pts) < 2:
         return False
@@ -185,6 +361,8 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("--md", default=None, help="write Markdown here (default: stdout)")
     ap.add_argument("--svg-dir", default=None, help="write SVG plots here")
+    ap.add_argument("--predictions", default=None,
+                    help="write every point's predicted-against-measured table here")
     a = ap.parse_args()
     recs = load(a.results)
     groups = tables(recs)
@@ -209,6 +387,18 @@ def main():
                 base = os.path.dirname(os.path.abspath(a.md)) if a.md else os.getcwd()
                 links[key] = os.path.relpath(os.path.join(svg_dir, name), base)
     md = render_markdown(groups, links)
+    issue3, details = render_issue3(groups)
+    if details:
+        md += "\n#### Cost model and auto per point (issue 3)\n\n" + issue3 + "\n"
+    issue5 = render_issue5(groups)
+    if issue5:
+        md += "\n#### Indirect routes per point (issue 5)\n\n" + issue5 + "\n"
+    if a.predictions:
+        with open(a.predictions, "w") as f:
+            f.write("# Predicted against measured time per strategy (SMPI)\n\n"
+                    "Generated by apps/bench/report.py --predictions; predictions by the cost "
+                    "model with the platform's machine file (config/machines/smpi_*.toml).\n\n"
+                    + render_predictions(details))
     if a.md:
         with open(a.md, "w") as f:
             f.write(md + "\n")

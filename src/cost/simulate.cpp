@@ -244,6 +244,16 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
   return predict(core::one_phase_plan(m, "native"), m, machine, topo);
 }
 
+double agreement_time(Rank n, const Machine& machine, const core::Topology& topo) {
+  if (n <= 1) return 0.0;
+  const LinkClass cls = topo.clusters() > 1  ? LinkClass::inter
+                        : topo.nodes(n) > 1 ? LinkClass::cluster
+                                            : LinkClass::node;
+  int rounds = 0;
+  while ((Rank{1} << rounds) < n) ++rounds;
+  return rounds * machine.at(cls).alpha_s;
+}
+
 double lower_bound(const core::CommMatrix& m, const Machine& machine,
                    const core::Topology& topo) {
   const Rank n = m.size();

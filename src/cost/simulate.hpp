@@ -30,6 +30,11 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo);
 
+/// The library's agreement before every planned call (an allreduce of a few doubles, which MPI
+/// libraries run by recursive doubling): ⌈log2 n⌉ start-ups of the slowest link class among
+/// the job's ranks. A plan pays it on every call; a pattern running native on one call in 64.
+double agreement_time(Rank n, const Machine& machine, const core::Topology& topo);
+
 /// A bound no plan's predicted time goes below: the busiest rank's bytes out or in over its
 /// cheapest link (forwarding may use a cheaper first hop) plus one start-up, a node's off-node
 /// bytes over its NIC, and a cluster's outgoing bytes over its shared inter-cluster links.

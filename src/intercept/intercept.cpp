@@ -123,6 +123,8 @@ Global& g() {
 }
 
 constexpr std::size_t kMaxPatternsPerComm = 64;
+// A pattern running native agrees once per this many calls (see alltoallv).
+constexpr std::uint64_t kNativeAgreeEvery = 64;
 // Report records kept for patterns no longer cached or of freed communicators; past this,
 // a communicator's further records fold into one "(older patterns)" record, so a job whose
 // patterns never stop changing keeps bounded memory.
@@ -427,10 +429,23 @@ void fill_record(Pattern& p) {
   for (const auto& [id, why] : p.rejected) add(id, -1, -1, why);
 }
 
+// The cost model's time per call of a candidate on `m` as this library runs it: a plan after
+// the per-call agreement, native agreeing one call in kNativeAgreeEvery.
+learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
+  const cost::Machine& machine = g().machine;
+  const double agree = cost::agreement_time(cs.size, machine, cs.topology);
+  return [&cs, &m, &machine, agree](const core::Plan* plan) {
+    return plan ? cost::predict(*plan, m, machine, cs.topology) + agree
+                : cost::predict_native(m, machine, cs.topology) +
+                      agree / static_cast<double>(kNativeAgreeEvery);
+  };
+}
+
 // Plans a freshly gathered matrix on this rank (every rank computes the same candidates) and
 // compiles each for this rank. `ok[i]` is this rank's verdict on candidate i; ok.back() on the
 // pattern as a whole (its receive counts agree with the senders').
-Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok) {
+Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok,
+                       const std::vector<learn::Prediction>* agreed) {
   Global& s = g();
   // A pattern seen before on this communicator keeps its plans, trial and report entry.
   for (auto& p : cs.patterns)
@@ -459,14 +474,14 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
 
   const bool plan_failed = fault("plan");
   const core::CommMatrix& matrix = p->matrix;
-  const learn::Predictor predict = [&](const core::Plan* plan) {
-    return plan ? cost::predict(*plan, matrix, s.machine, cs.topology)
-                : cost::predict_native(matrix, s.machine, cs.topology);
-  };
+  const learn::Predictor predict = predictor(cs, matrix);
   r.lower_bound_s = cost::lower_bound(matrix, s.machine, cs.topology);
-  std::vector<learn::CandidatePlan> plans = learn::plan_candidates(
-      p->matrix, s.cfg.strategy, plan_options(s.cfg, s.machine, cs.topology), s.cfg.candidates,
-      predict, 3, s.cfg.max_staging);
+  const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
+  std::vector<learn::CandidatePlan> plans =
+      agreed ? learn::plan_chosen(p->matrix, learn::auto_pool(s.cfg.candidates), *agreed, options,
+                                  predict, 3, s.cfg.max_staging)
+             : learn::plan_candidates(p->matrix, s.cfg.strategy, options, s.cfg.candidates,
+                                      predict, 3, s.cfg.max_staging);
   ok.clear();
   for (learn::CandidatePlan& cp : plans) {
     if (!cp.rejected.empty()) {
@@ -508,6 +523,38 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   if (!consistent) copy_note(r.note, "receive counts disagree with the senders' counts");
   cs.patterns.push_back(std::move(p));
   return cs.patterns.back().get();
+}
+
+// auto: the ranks share the cost model's work. Rank r plans and predicts the pool entries of
+// index r, r + n, ..., and one MIN-reduction gives every rank every prediction, so each rank
+// then plans only the chosen candidates (learn_pattern). Every rank calls this on every learning
+// call of auto, whatever happened locally (no matrix, a pattern already known, a failure): it
+// then contributes no prediction, and the candidates' agreement that follows catches any
+// disagreement.
+std::vector<learn::Prediction> share_predictions(CommState& cs, const core::CommMatrix* m) {
+  Global& s = g();
+  const std::vector<std::string> pool = learn::auto_pool(s.cfg.candidates);
+  std::vector<learn::Prediction> mine(pool.size());
+  const bool known = m && std::any_of(cs.patterns.begin(), cs.patterns.end(),
+                                      [&](const auto& p) { return p->matrix == *m; });
+  if (m && !known) {
+    try {
+      const learn::Predictor predict = predictor(cs, *m);
+      mine = learn::predict_share(*m, pool, plan_options(s.cfg, s.machine, cs.topology), predict,
+                                  s.cfg.max_staging, static_cast<std::size_t>(cs.rank),
+                                  static_cast<std::size_t>(cs.size));
+    } catch (...) {
+      mine.assign(pool.size(), learn::Prediction{});
+    }
+  }
+  std::vector<double> in = learn::pack_predictions(mine), out(in.size());
+  if (PMPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_MIN,
+                     cs.dup) != MPI_SUCCESS)
+    return std::vector<learn::Prediction>(pool.size());  // nothing agreed: native only
+  std::vector<learn::Prediction> agreed = learn::unpack_predictions(out);
+  for (std::size_t i = 0; i < agreed.size(); ++i)  // this rank's own reasons keep their text
+    if (agreed[i].rejected == mine[i].rejected) agreed[i].why = mine[i].why;
+  return agreed;
 }
 
 // Keeps the candidates every rank can run (native always) and starts the trial.
@@ -706,6 +753,21 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       ++cs.unlearned_calls;
       return rc;
     }
+    // The pattern in force runs native (auto's trial chose it, or nothing else could run): every
+    // rank knows that from agreed state, so all of them skip the per-call agreement together and
+    // agree only every kNativeAgreeEvery-th call, which notices new counts (native is right for
+    // any counts meanwhile). Otherwise choosing native would still cost an allreduce per call.
+    if (Pattern* p = cs.current; p && !cs.learner.learning() && p->trial.decided() &&
+                                 p->running().native && (cs.calls + 1) % kNativeAgreeEvery != 0) {
+      ++cs.calls;
+      const double t0 = now();
+      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm, seconds);
+      trace_call(cs, p, "native", false, 0, t0, seconds);
+      ++p->record.calls;
+      p->record.time_native_s += seconds;
+      return rc;
+    }
     const bool in_place = sendbuf == MPI_IN_PLACE;
     Side send, recv;
     recv.base = static_cast<char*>(recvbuf);
@@ -791,9 +853,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       core::CommMatrix m;
       Pattern* p = nullptr;
       std::vector<int> ok;
-      if (gather_matrix(cs, m)) {
+      const bool gathered = gather_matrix(cs, m);
+      std::optional<std::vector<learn::Prediction>> predictions;
+      if (s.cfg.strategy == "auto") predictions = share_predictions(cs, gathered ? &m : nullptr);
+      if (gathered) {
         try {
-          p = learn_pattern(cs, std::move(m), ok);
+          p = learn_pattern(cs, std::move(m), ok, predictions ? &*predictions : nullptr);
           // Whether this call can run a plan now: a passing failure leaves the pattern learned.
           ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
         } catch (const std::bad_alloc&) {
@@ -853,9 +918,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native()))) {
       const Candidate& c = p->running();
+      double steady = -1;  // native's time per call once chosen (agreeing 1 call in 64)
       if (c.native) {
+        const double t1 = now();
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
+        steady = now() - t1 + (t1 - t0) / static_cast<double>(kNativeAgreeEvery);
       } else if (c.drs) {
         rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
       } else {
@@ -875,7 +943,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         p->record.time_optimised_s += dt;
       }
       cs.timed_pattern = p;
-      cs.timed_seconds = dt;
+      // The trial compares what each candidate costs per call once chosen: a plan pays the
+      // agreement every call, native one call in kNativeAgreeEvery.
+      cs.timed_seconds = steady >= 0 ? steady : dt;
       return rc;
     }
     rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,

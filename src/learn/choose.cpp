@@ -63,29 +63,110 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
     if (rule != "native") out.push_back(make(m, "native", options, predict, max_staging));
     return out;
   }
-  std::vector<CandidatePlan> all;
+  const std::vector<std::string> pool = auto_pool(allowed);
+  return plan_chosen(m, pool, predict_share(m, pool, options, predict, max_staging, 0, 1), options,
+                     predict, keep, max_staging);
+}
+
+std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
+  std::vector<std::string> pool;
   for (const plan::Strategy& s : plan::strategies()) {
     if (s.id == "native") continue;
     const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
     if (!allowed.empty() && !named) continue;
     // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
     if (s.id == "drs" && !named) continue;
-    all.push_back(make(m, s.id, options, predict, max_staging));
+    pool.emplace_back(s.id);
   }
-  std::stable_sort(all.begin(), all.end(), [](const CandidatePlan& a, const CandidatePlan& b) {
-    if (a.rejected.empty() != b.rejected.empty()) return a.rejected.empty();
-    return a.predicted_s < b.predicted_s;
+  return pool;
+}
+
+std::vector<Prediction> predict_share(const core::CommMatrix& m,
+                                      const std::vector<std::string>& pool,
+                                      const plan::Options& options, const Predictor& predict,
+                                      Bytes max_staging, std::size_t part, std::size_t parts) {
+  std::vector<Prediction> out(pool.size());
+  if (parts == 0) parts = 1;
+  for (std::size_t i = part % parts; i < pool.size(); i += parts) {
+    const CandidatePlan c = make(m, pool[i], options, predict, max_staging);
+    Prediction& p = out[i];
+    if (c.rejected.empty()) {
+      p.predicted_s = c.predicted_s;
+      continue;
+    }
+    p.why = c.rejected;
+    p.rejected = c.rejected.rfind("invalid plan", 0) == 0 ? 1 : 2;
+    if (p.rejected == 2 && !c.plan.phases.empty()) {
+      const auto per = core::staging_bytes_per_rank(c.plan);
+      p.staging_bytes = static_cast<double>(*std::max_element(per.begin(), per.end()));
+    }
+  }
+  return out;
+}
+
+std::vector<double> pack_predictions(const std::vector<Prediction>& p) {
+  std::vector<double> out;
+  out.reserve(3 * p.size());
+  for (const Prediction& x : p) {
+    out.push_back(x.predicted_s);
+    out.push_back(-static_cast<double>(x.rejected));  // the minimum is the largest code
+    out.push_back(-x.staging_bytes);
+  }
+  return out;
+}
+
+std::vector<Prediction> unpack_predictions(const std::vector<double>& packed) {
+  std::vector<Prediction> out(packed.size() / 3);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].predicted_s = packed[3 * i];
+    out[i].rejected = static_cast<int>(-packed[3 * i + 1]);
+    out[i].staging_bytes = -packed[3 * i + 2];
+  }
+  return out;
+}
+
+std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
+                                       const std::vector<std::string>& pool,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, const Predictor& predict,
+                                       std::size_t keep, Bytes max_staging) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i)
+    if (agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return agreed[a].predicted_s < agreed[b].predicted_s;
   });
-  for (std::size_t i = 0; i < all.size() && out.size() < keep; ++i)
-    if (all[i].rejected.empty()) out.push_back(std::move(all[i]));
+  std::vector<CandidatePlan> out;
+  for (std::size_t k = 0; k < order.size() && out.size() < keep; ++k) {
+    // Planned again here (plans are deterministic): the rank that predicted it may be another.
+    CandidatePlan c = make(m, pool[order[k]], options, Predictor{}, max_staging);
+    c.predicted_s = agreed[order[k]].predicted_s;
+    out.push_back(std::move(c));
+  }
   CandidatePlan native = make(m, "native", options, predict, max_staging);
   // Native goes where its prediction puts it, so the best predicted candidate runs first.
   const auto pos = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& c) {
     return c.predicted_s > native.predicted_s;
   });
   out.insert(pos, std::move(native));
-  for (auto& c : all)
-    if (!c.rejected.empty()) out.push_back(std::move(c));
+  for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i) {
+    const Prediction& a = agreed[i];
+    if (a.rejected == 0 && a.predicted_s < Prediction::kNone) continue;
+    CandidatePlan c;
+    c.id = pool[i];
+    if (!a.why.empty()) {
+      c.rejected = a.why;
+    } else if (a.rejected == 1) {
+      c.rejected = "invalid plan (found by the rank that predicted it)";
+    } else if (a.rejected == 2) {
+      c.rejected = "needs " + std::to_string(static_cast<Bytes>(a.staging_bytes)) +
+                   " staging bytes on a rank, above COMMSCHED_MAX_STAGING=" +
+                   std::to_string(max_staging);
+    } else {
+      c.rejected = "not predicted (planning failed on the rank that predicted it)";
+    }
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

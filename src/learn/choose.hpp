@@ -1,7 +1,9 @@
 #pragma once
 /// What `auto` (and a forced strategy) turns a learned matrix into: candidate plans, best
 /// predicted first, `native` always among them.
+#include <cstddef>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +43,45 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
                                            const std::vector<std::string>& allowed,
                                            const Predictor& predict, std::size_t keep,
                                            Bytes max_staging);
+
+/// `auto` spread over the ranks (issue 4: at 256-1024 ranks every rank planning every strategy
+/// costs more than the exchange it optimises). The steps plan_candidates takes for `auto` with a
+/// predictor, split so the ranks can share them: each rank predicts a share of the pool
+/// (predict_share), the ranks agree on every prediction in one MIN-reduction of
+/// pack_predictions' doubles, and each rank then plans only the chosen few (plan_chosen).
+
+/// The strategies `auto` predicts, in registry order: every registered one but native, only
+/// those in `allowed` when it is not empty, `drs` only when `allowed` names it.
+std::vector<std::string> auto_pool(const std::vector<std::string>& allowed);
+
+/// One pool entry as the rank that planned it found it.
+struct Prediction {
+  static constexpr double kNone = std::numeric_limits<double>::infinity();
+  double predicted_s = kNone;  ///< kNone: not predicted (another rank's share, or it failed)
+  int rejected = 0;            ///< 0 usable, 1 invalid plan, 2 staging above the bound
+  double staging_bytes = 0;    ///< with rejected == 2: the most staging a rank needs
+  std::string why;             ///< the rejection as text; local only (does not travel)
+};
+
+/// Plans and predicts pool[i] for every i with i % parts == part; the other entries stay
+/// unpredicted. parts = 1 predicts the whole pool.
+std::vector<Prediction> predict_share(const core::CommMatrix& m,
+                                      const std::vector<std::string>& pool,
+                                      const plan::Options& options, const Predictor& predict,
+                                      Bytes max_staging, std::size_t part, std::size_t parts);
+
+/// Three doubles per entry whose element-wise minimum over the ranks' shares is the agreed
+/// prediction of every entry (unpack_predictions reads it back); `why` does not travel.
+std::vector<double> pack_predictions(const std::vector<Prediction>& p);
+std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
+
+/// The candidates from agreed predictions: plans the `keep` best predicted usable entries and
+/// native, best first (native where its prediction puts it), then the rejected ones with why
+/// (no plan). The same list plan_candidates gives for `auto` with a predictor.
+std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
+                                       const std::vector<std::string>& pool,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, const Predictor& predict,
+                                       std::size_t keep, Bytes max_staging);
 
 }  // namespace commsched::learn

@@ -445,3 +445,20 @@ TEST(CostAwarePlanners, PairTimeUsesTheLinkClass) {
 
 }  // namespace
 }  // namespace commsched
+
+// The agreement: ⌈log2 n⌉ start-ups of the slowest link class the job spans.
+TEST(Simulate, AgreementIsLogRoundsOfTheSlowestStartUp) {
+  namespace cost = commsched::cost;
+  namespace core = commsched::core;
+  cost::Machine m = cost::default_machine();
+  core::Topology flat;
+  EXPECT_EQ(cost::agreement_time(1, m, flat), 0.0);
+  EXPECT_DOUBLE_EQ(cost::agreement_time(64, m, flat), 6 * m.at(cost::LinkClass::cluster).alpha_s);
+  EXPECT_DOUBLE_EQ(cost::agreement_time(65, m, flat), 7 * m.at(cost::LinkClass::cluster).alpha_s);
+  core::Topology two;
+  two.cluster_of = {0, 1, 0, 1};
+  EXPECT_DOUBLE_EQ(cost::agreement_time(4, m, two), 2 * m.at(cost::LinkClass::inter).alpha_s);
+  core::Topology one_node;
+  one_node.node_of = {0, 0, 0};
+  EXPECT_DOUBLE_EQ(cost::agreement_time(3, m, one_node), 2 * m.at(cost::LinkClass::node).alpha_s);
+}

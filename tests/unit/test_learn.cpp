@@ -9,6 +9,7 @@
 #include "core/comm_matrix.hpp"
 #include "learn/choose.hpp"
 #include "learn/learner.hpp"
+#include "plan/registry.hpp"
 
 namespace cs = commsched;
 using cs::Bytes;
@@ -148,4 +149,55 @@ TEST(ChooseAuto, DocumentedRule) {
   std::vector<Bytes> hot = ring;
   for (int i = 1; i < 8; ++i) hot[static_cast<std::size_t>(i * 8)] = 100;
   EXPECT_EQ(cs::learn::choose_auto(CommMatrix::from_dense(8, hot)), "color");
+}
+
+// auto spread over the ranks: every rank predicting its share of the pool, then a MIN-reduction
+// of the packed shares and plan_chosen, gives exactly the candidates plan_candidates gives when
+// one process predicts everything (ids, order, predictions, rejections).
+TEST(ChooseAuto, SharedPredictionsGiveTheSameCandidates) {
+  std::mt19937_64 rng(7);
+  const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
+    if (!p) return 1e-3;
+    double t = 1e-5 * static_cast<double>(p->phases.size());
+    for (const auto& ph : p->phases) t += 1e-7 * static_cast<double>(ph.transfers.size());
+    return t;
+  };
+  for (int trial = 0; trial < 6; ++trial) {
+    const int n = 5 + trial * 3;
+    std::vector<Bytes> dense(static_cast<std::size_t>(n * n), 0);
+    for (auto& b : dense)
+      if (rng() % 3 == 0) b = 1 + rng() % 4096;
+    const auto m = cs::core::CommMatrix::from_dense(n, dense);
+    cs::plan::Options opt;
+    // trial 1: a staging bound that rejects the forwarding planners.
+    const Bytes max_staging = trial == 1 ? 0 : ~Bytes{0};
+    const auto whole = cs::learn::plan_candidates(m, "auto", opt, {}, predict, 3, max_staging);
+    const auto pool = cs::learn::auto_pool({});
+    for (const std::size_t parts : {std::size_t{1}, std::size_t{2}, std::size_t{7}, pool.size(),
+                                    pool.size() + 9}) {
+      std::vector<double> reduced;
+      for (std::size_t r = 0; r < parts; ++r) {
+        const auto mine = cs::learn::pack_predictions(
+            cs::learn::predict_share(m, pool, opt, predict, max_staging, r, parts));
+        if (reduced.empty()) reduced = mine;
+        for (std::size_t i = 0; i < mine.size(); ++i) reduced[i] = std::min(reduced[i], mine[i]);
+      }
+      const auto split = cs::learn::plan_chosen(m, pool, cs::learn::unpack_predictions(reduced),
+                                                opt, predict, 3, max_staging);
+      ASSERT_EQ(split.size(), whole.size()) << "n=" << n << " parts=" << parts;
+      for (std::size_t i = 0; i < split.size(); ++i) {
+        EXPECT_EQ(split[i].id, whole[i].id) << "n=" << n << " parts=" << parts << " i=" << i;
+        EXPECT_EQ(split[i].predicted_s, whole[i].predicted_s);
+        EXPECT_EQ(split[i].rejected.empty(), whole[i].rejected.empty());
+        if (whole[i].rejected.rfind("needs", 0) == 0) {
+          EXPECT_EQ(split[i].rejected, whole[i].rejected);
+        }
+        EXPECT_EQ(split[i].plan.phases.size(), whole[i].plan.phases.size());
+      }
+      if (trial == 1) {
+        EXPECT_TRUE(std::any_of(split.begin(), split.end(),
+                                [](const auto& c) { return !c.rejected.empty(); }));
+      }
+    }
+  }
 }
