@@ -92,7 +92,7 @@ COMMSCHED_EXPORT int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Stat
 // that blocks here on a peer which waits for one of those sends behaves as natively.
 #define COMMSCHED_FLUSH_POINT(name, fname, params, args, nf)     \
   COMMSCHED_EXPORT int MPI_##name params {                       \
-    ci::p2p_flush();                                             \
+    ci::p2p_flush(#name);                                        \
     return PMPI_##name args;                                     \
   }
 COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)

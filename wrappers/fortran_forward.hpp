@@ -12,7 +12,7 @@ namespace commsched::wrappers {
 
 template <typename... Args>
 void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args... args) {
-  intercept::p2p_flush();
+  intercept::p2p_flush(first);
   using Fn = void (*)(Args...);
   for (const char* name : {first, second}) {
     if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name))) return fn(args...);

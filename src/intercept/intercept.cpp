@@ -657,20 +657,21 @@ int init(int* argc, char*** argv) {
   if (rc == MPI_SUCCESS) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
-    setup(provided);
+    after_init(provided);
   }
   return rc;
 }
 
 int init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) setup(*provided);
+  if (rc == MPI_SUCCESS) after_init(*provided);
   return rc;
 }
 
 void after_init(int provided) {
   try {
     setup(provided);
+    p2p_init();  // every rank is here: the communicators of level collective
   } catch (...) {
   }
 }
@@ -740,7 +741,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   if (!s.active || comm == MPI_COMM_NULL)
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
-  p2p_flush();
+  p2p_flush("Alltoallv");
   double seconds = 0;
   try {
     CommState* csp = state_for(comm);

@@ -7,16 +7,19 @@
 //  * anything unusual in a burst (wildcard receive, persistent, synchronous, ready or buffered
 //    send, cancel, request free) makes that burst native and resets learning;
 //  * requests the library did not create are passed to MPI unchanged.
+// Level collective adds a vote per burst on MPI_COMM_WORLD (see "Level collective" below).
 #include "intercept/p2p.hpp"
 
 #include <boost/container/flat_map.hpp>
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "burst/agree.hpp"
 #include "burst/burst.hpp"
 #include "core/log.hpp"
 #include "intercept/intercept.hpp"
@@ -25,12 +28,17 @@
 namespace commsched::intercept {
 namespace {
 
-// A deferred send. The application holds `greq`, a generalized request; once released, `real`
-// is the send MPI runs, and completion calls act on it in the application's place.
+// A deferred post (a send; at level collective also a receive). The application holds `greq`, a
+// generalized request; once released, `real` is the request MPI runs, and completion calls act
+// on it in the application's place. When the burst ran as a collective exchange, the data has
+// moved already: `greq` is complete and `real` is `greq` itself, whose status query_fn fills.
 struct Shadow {
   MPI_Request greq = MPI_REQUEST_NULL;
   MPI_Request real = MPI_REQUEST_NULL;
   int release_error = MPI_SUCCESS;
+  bool by_collective = false;  // completed by the collective exchange (MPI frees greq)
+  std::size_t post_index = 0;  // position in the burst's signature
+  void* rbuf = nullptr;        // receives
   const void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -53,16 +61,85 @@ struct PatternStats {
   std::int64_t seen = 0;
   std::int64_t substituted = 0;
   std::int64_t fallbacks = 0;
+  std::int64_t collective = 0;
 };
 
 constexpr std::size_t kMaxPatterns = 16;      // report slots per rank; later ones fold into the last
 constexpr std::size_t kMaxBurstPosts = 4096;  // a longer burst is not learned (bounded memory)
+
+// --- level collective -------------------------------------------------------------------------
+// Bursts on MPI_COMM_WORLD may run as one collective exchange (the Alltoallv path, so every
+// strategy and `auto` apply) once every rank votes for it. The rules that keep a job safe:
+//  * Each rank casts one vote (a nonblocking MPI_Iallreduce on a private duplicate of
+//    MPI_COMM_WORLD) per burst, at the first MPI call it makes after its previous burst ended,
+//    before that call can block.
+//  * "follow" promises the calls before the next burst (the cycle: blocking collectives only)
+//    and the burst itself repeat the learned ones; "yes" follows and asks for the exchange. A
+//    rank that broke a promise casts "quit" first (see leave_collective), so after a vote in
+//    which every rank promised to follow, every rank casts its next vote before it can block:
+//    only then may a rank wait for that next vote's result, and only a rank that knows its
+//    previous vote's result was all-follow votes yes (it waits at the burst's last post).
+//  * The sum of the votes checks that every rank said yes, that the ranks' cycles and counts of
+//    collective calls are equal, that no message is in flight between any pair (so the k-th
+//    message of each (source, destination, tag) pairs the same way), and that every send of the
+//    burst has a receive of the same size (burst/agree.hpp). Then each rank packs its sends and
+//    commits (a second reduction: a rank whose packing failed, or which broke its promise in
+//    between, commits "no" and every rank releases the burst natively).
+//  * Quit (a broken promise, any call that may wait for one rank in particular, a wildcard, a
+//    cancel, 64 votes without a collective burst, Finalize) ends the level for the run on every
+//    rank. At finalize every rank casts as many votes as the most active one, so every vote
+//    completes.
+struct Promise {
+  burst::Vote in{};
+  burst::Vote out{};
+  MPI_Request req = MPI_REQUEST_NULL;
+};
+struct Word {  // one word reduced in the background (a failed commit)
+  std::uint64_t in = 0;
+  std::uint64_t out = 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+};
+
+constexpr std::uint64_t kMaxWaitingVotes = 64;  // votes without a go before a rank quits
+
+struct Collective {
+  bool on = false;                   // level collective and its communicators exist
+  MPI_Comm votes = MPI_COMM_NULL;    // one vote per burst
+  MPI_Comm commits = MPI_COMM_NULL;  // one commit per burst whose promise passed
+  MPI_Comm exchange = MPI_COMM_NULL; // the collective exchanges (Alltoallv path)
+  int rank = 0;
+  int size = 1;
+  bool stopped = false;              // cast or read a quit: no more votes
+  bool dirty = false;                // a message the library cannot count: quit at next vote
+  // The cycle: calls between the previous burst and the next.
+  std::vector<std::uint64_t> cycle_now;
+  bool cycle_clean = true;
+  std::unique_ptr<burst::CycleLearner> cycles;
+  std::uint64_t collective_calls = 0;  // in-cycle calls so far
+  std::uint64_t instances = 0;         // bursts ended so far
+  std::uint64_t calls_at_end = 0;      // collective_calls when the last burst ended
+  std::uint64_t align = 0;             // running match-key sum of this rank's posts on world
+  // Votes.
+  std::deque<std::unique_ptr<Promise>> promises;  // cast, result not read yet
+  bool last_all_follow = false;                   // the last result read was all-follow
+  std::vector<std::unique_ptr<Word>> loose;       // failed commits completing in the background
+  std::uint64_t cast = 0;                         // promises cast
+  std::uint64_t since_go = 0;                     // promises cast since the last go
+  bool cast_for_next = false;  // the vote on the burst in progress (or next) is cast
+  bool promised = false;       // ... it was follow or yes, and the burst has not ended
+  bool voted_yes = false;      // ... it was yes, and the burst has not been settled
+  std::size_t cycle_pos = 0;   // cycle calls followed since the promise
+  // Reused buffers of the exchange.
+  std::vector<char> sendbuf, recvbuf;
+  std::int64_t exchanges = 0;
+};
 
 struct State {
   bool checked = false;
   bool enabled = false;
   settings::BurstLevel level = settings::BurstLevel::off;
   std::uint32_t next_comm_id = 1;
+  std::uint32_t world_id = 0;  // MPI_COMM_WORLD's number (level collective), 0 before p2p_init
   boost::container::flat_map<MPI_Comm, CommInfo> comms;
 
   std::unordered_map<MPI_Request, std::unique_ptr<Shadow>> shadows;  // by greq
@@ -77,6 +154,11 @@ struct State {
   std::size_t position = 0;  // posts of the burst in progress matched so far
   std::unique_ptr<burst::Learner> learner;
   std::vector<PatternStats> patterns;
+
+  bool collective_pending = false;  // the burst in progress defers receives too (voted yes)
+  bool collective_done = false;     // ... and ran as a collective exchange
+  bool executing = false;           // inside the exchange: the library's own calls
+  Collective col;
 };
 
 State& st() {
@@ -92,17 +174,18 @@ bool enabled() {
     if (!cfg) return false;  // before MPI_Init or inactive: nothing to do, check again later
     s.checked = true;
     s.level = cfg->bursts;
-    if (s.level == settings::BurstLevel::collective) {
-      // Not built yet (see README "Isend/Irecv bursts"): say so once and keep the safe level.
+    // Level collective needs p2p_init's communicators (made at MPI_Init); without them, local.
+    if (s.level == settings::BurstLevel::collective && !s.col.on) {
       int rank = 0;
       PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
       if (rank == 0)
-        core::log_warn("COMMSCHED_BURSTS=collective is not available yet; bursts run at level "
-                       "local");
+        core::log_warn("COMMSCHED_BURSTS=collective: the library did not see MPI_Init, so it has "
+                       "no communicators of its own; bursts run at level local");
       s.level = settings::BurstLevel::local;
     }
     s.enabled = cfg->bursts != settings::BurstLevel::off && cfg->strategy != "native";
     s.learner = std::make_unique<burst::Learner>(cfg->learn_calls);
+    s.col.cycles = std::make_unique<burst::CycleLearner>(cfg->learn_calls);
   }
   return s.enabled && library_active();
 }
@@ -153,29 +236,186 @@ PatternStats& stats_for(std::uint64_t hash) {
 // only by calls the library does not wrap; they keep such calls well-defined.
 int query_fn(void* extra, MPI_Status* status) {
   auto* sh = static_cast<Shadow*>(extra);
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
+  const bool received = sh && sh->by_collective && sh->post.kind == burst::Kind::recv;
+  // A receive the collective exchange filled reports what the native receive would have.
+  status->MPI_SOURCE = received ? sh->dest : MPI_ANY_SOURCE;
+  status->MPI_TAG = received ? sh->tag : MPI_ANY_TAG;
   status->MPI_ERROR = sh ? sh->release_error : MPI_SUCCESS;
-  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_elements(status, MPI_BYTE, received ? static_cast<int>(sh->post.bytes) : 0);
   PMPI_Status_set_cancelled(status, 0);
   return MPI_SUCCESS;
 }
 int free_fn(void*) { return MPI_SUCCESS; }  // the library owns the Shadow
 int cancel_fn(void*, int) { return MPI_SUCCESS; }
 
-// Releases every deferred send, in shift order.
+// Releases every deferred post natively: receives first (in post order), then sends in shift
+// order.
 void release_deferred() {
   State& s = st();
   if (s.deferred.empty()) return;
+  std::vector<Shadow*> sends;
   std::vector<burst::Post> posts;
-  posts.reserve(s.deferred.size());
-  for (const Shadow* sh : s.deferred) posts.push_back(sh->post);
+  for (Shadow* sh : s.deferred) {
+    if (sh->post.kind == burst::Kind::recv) {
+      sh->release_error =
+          PMPI_Irecv(sh->rbuf, sh->count, sh->type, sh->dest, sh->tag, sh->comm, &sh->real);
+      if (sh->release_error != MPI_SUCCESS) sh->real = MPI_REQUEST_NULL;
+      continue;
+    }
+    sends.push_back(sh);
+    posts.push_back(sh->post);
+  }
   for (std::size_t i : burst::release_order(posts)) {
-    Shadow& sh = *s.deferred[i];
+    Shadow& sh = *sends[i];
     sh.release_error = PMPI_Isend(sh.buf, sh.count, sh.type, sh.dest, sh.tag, sh.comm, &sh.real);
     if (sh.release_error != MPI_SUCCESS) sh.real = MPI_REQUEST_NULL;
   }
   s.deferred.clear();
+}
+
+// --- level collective: votes ------------------------------------------------------------------
+
+bool collective_active() {
+  const Collective& c = st().col;
+  return c.on && !c.stopped;
+}
+
+// Reads one result (the oldest outstanding vote).
+void take_result(Promise& p) {
+  Collective& c = st().col;
+  const burst::Verdict v = burst::verdict(p.out, c.size);
+  if (v == burst::Verdict::quit) c.stopped = true;
+  if (v == burst::Verdict::go) c.since_go = 0;
+  c.last_all_follow = burst::all_follow(p.out, c.size);
+}
+
+// Reads every result that has arrived, oldest first; a quit stops the votes.
+void read_results() {
+  Collective& c = st().col;
+  while (!c.promises.empty()) {
+    Promise& p = *c.promises.front();
+    int done = 0;
+    PMPI_Test(&p.req, &done, MPI_STATUS_IGNORE);
+    if (!done) return;
+    take_result(p);
+    c.promises.pop_front();
+  }
+}
+
+enum class Ballot { no, follow, yes, quit };
+
+// Casts the vote on the next burst (the caller checked what a follow or yes promises).
+void cast_vote(Ballot b) {
+  State& s = st();
+  Collective& c = s.col;
+  auto p = std::make_unique<Promise>();
+  if (b == Ballot::quit) p->in[burst::quit] = 1;
+  if (b == Ballot::follow || b == Ballot::yes) p->in[burst::follow] = 1;
+  if (b == Ballot::yes) {
+    const burst::Signature& expected = *s.learner->expected();
+    p->in[burst::yes] = 1;
+    p->in[burst::same] = burst::equal_share(
+        burst::key(c.cycles->hash(), c.instances, c.calls_at_end), c.rank, c.size);
+    p->in[burst::aligned] = c.align;
+    p->in[burst::content] = burst::content_share(expected, c.rank);
+  }
+  c.cast_for_next = true;
+  c.promised = b == Ballot::follow || b == Ballot::yes;
+  c.voted_yes = b == Ballot::yes;
+  c.cycle_pos = 0;
+  if (b == Ballot::quit) c.stopped = true;
+  if (PMPI_Iallreduce(p->in.data(), p->out.data(), static_cast<int>(burst::kFields),
+                      MPI_UINT64_T, MPI_SUM, c.votes, &p->req) != MPI_SUCCESS) {
+    c.stopped = true;  // errors are fatal by default; with a handler set, stop voting at least
+    c.promised = c.voted_yes = false;
+    return;
+  }
+  c.promises.push_back(std::move(p));
+  ++c.cast;
+  ++c.since_go;
+}
+
+// Waits for the result of this rank's yes (the only vote outstanding then); returns it.
+burst::Verdict await_yes() {
+  Collective& c = st().col;
+  if (c.promises.empty()) return burst::Verdict::native;
+  Promise& p = *c.promises.back();
+  PMPI_Wait(&p.req, MPI_STATUS_IGNORE);
+  const burst::Verdict v = burst::verdict(p.out, c.size);
+  take_result(p);
+  c.promises.pop_back();
+  return v;
+}
+
+// Contributes this rank's verdict on a burst whose vote passed. ok: wait for every rank's and
+// return whether all can run it; !ok: contribute in the background (the others release it).
+bool commit(bool ok) {
+  Collective& c = st().col;
+  auto w = std::make_unique<Word>();
+  w->in = ok ? 1 : 0;
+  if (PMPI_Iallreduce(&w->in, &w->out, 1, MPI_UINT64_T, MPI_SUM, c.commits, &w->req) !=
+      MPI_SUCCESS)
+    return false;
+  if (!ok) {
+    c.loose.push_back(std::move(w));
+    return false;
+  }
+  PMPI_Wait(&w->req, MPI_STATUS_IGNORE);
+  return w->out == static_cast<std::uint64_t>(c.size);
+}
+
+// This rank will not keep its promise (or may not make one again): settle the burst it voted
+// yes on and cast quit, before the call that broke it can block.
+void leave_collective() {
+  Collective& c = st().col;
+  if (!collective_active()) return;
+  if (c.voted_yes) {
+    c.voted_yes = false;
+    if (await_yes() == burst::Verdict::go) commit(false);
+  }
+  c.promised = false;
+  if (!c.stopped) cast_vote(Ballot::quit);
+  c.stopped = true;
+}
+
+// Whether this rank can promise the learned burst now, `first` being the first call after the
+// previous burst (an in-cycle call's id, or 0 for the burst's first post `post`).
+bool can_promise(std::uint64_t first, const burst::Post* post) {
+  State& s = st();
+  Collective& c = s.col;
+  const burst::Signature* expected = s.learner->expected();
+  const std::vector<std::uint64_t>* cycle = c.cycles->expected();
+  if (c.dirty || !expected || !cycle || expected->empty()) return false;
+  for (const burst::Post& p : *expected)
+    if (p.comm != s.world_id || p.peer < 0 || p.peer >= c.size) return false;
+  if (post) return cycle->empty() && (*expected)[0] == *post;
+  return !cycle->empty() && (*cycle)[0] == first;
+}
+
+// The first MPI call after a burst ended (an intervening call `call_id`, or the next burst's
+// first post): reads what has arrived and casts the vote on the next burst.
+void vote_for_next(std::uint64_t call_id, const burst::Post* post) {
+  Collective& c = st().col;
+  if (!collective_active() || c.cast_for_next) return;
+  read_results();
+  if (c.stopped) return;
+  if (c.dirty || c.since_go >= kMaxWaitingVotes) {
+    cast_vote(Ballot::quit);
+    return;
+  }
+  const bool promise = can_promise(call_id, post);
+  // The previous vote's result is needed for a yes. Waiting for it is safe when the result
+  // before it was all-follow: every rank then casts that vote before it can block.
+  if (promise && c.promises.size() == 1 && c.last_all_follow) {
+    Promise& p = *c.promises.front();
+    PMPI_Wait(&p.req, MPI_STATUS_IGNORE);
+    take_result(p);
+    c.promises.pop_front();
+    if (c.stopped) return;
+  }
+  const bool yes = promise && c.promises.empty() && c.last_all_follow;
+  cast_vote(yes ? Ballot::yes : promise ? Ballot::follow : Ballot::no);
+  if (c.promised && !post) c.cycle_pos = 1;
 }
 
 // A burst ends when none of its requests is outstanding any more.
@@ -194,20 +434,90 @@ void end_burst_if_idle() {
     ps.bytes = bytes;
     if (s.substituting && s.position == s.current.size() && !s.fell_back) ++ps.substituted;
     if (s.substituting && s.fell_back) ++ps.fallbacks;
+    if (s.collective_done) ++ps.collective;
   }
   s.current.clear();
   s.broken = false;
   s.substituting = false;
   s.fell_back = false;
   s.position = 0;
+  s.collective_pending = false;
+  s.collective_done = false;
+  Collective& c = s.col;
+  if (!c.on) return;
+  ++c.instances;
+  c.calls_at_end = c.collective_calls;
+  c.cast_for_next = false;
+  if (c.voted_yes) leave_collective();  // voted yes, yet the burst ended unsettled
+  c.promised = false;                   // a follower kept its promise
 }
 
 // Something the learned burst did not contain: release what is deferred, run the rest native.
 void abandon_substitution() {
   State& s = st();
+  if (s.collective_pending) {
+    // Voted yes and deferred receives too: before anything can block, settle it and quit.
+    s.collective_pending = false;
+    leave_collective();
+  }
   release_deferred();
   if (s.substituting) s.fell_back = true;
   s.substituting = false;
+}
+
+// A call between bursts (the cycle), or any call while a burst is in progress.
+void note_call(const char* name) {
+  State& s = st();
+  Collective& c = s.col;
+  if (!c.on || !name || !enabled()) return;  // enabled() also makes the learners
+  const burst::CallClass cc = burst::classify_call(name);
+  if (!s.outstanding.empty() || !s.current.empty()) {
+    // Inside a burst: completion calls belong to it; a collective breaks a promise; anything
+    // else (a blocking send or receive, a probe, a cancel, ...) cannot be counted: quit.
+    if (!cc.in_cycle && std::string_view(name).rfind("p2p:", 0) == 0) return;
+    if (!cc.in_cycle || c.promised) leave_collective();
+    return;
+  }
+  c.cycle_now.push_back(cc.id);
+  if (!cc.in_cycle) {
+    // A call that may wait for one rank in particular (a receive, a completion, a probe):
+    // another rank could be waiting for this rank's next vote. Leave the level for good.
+    c.cycle_clean = false;
+    leave_collective();
+    return;
+  }
+  ++c.collective_calls;
+  if (!collective_active()) return;
+  if (!c.cast_for_next) {
+    vote_for_next(cc.id, nullptr);
+    return;
+  }
+  if (!c.promised) return;
+  const std::vector<std::uint64_t>* cycle = c.cycles->expected();
+  if (!cc.in_cycle || !cycle || c.cycle_pos >= cycle->size() || (*cycle)[c.cycle_pos] != cc.id) {
+    leave_collective();
+    return;
+  }
+  ++c.cycle_pos;
+}
+
+// A burst starts with `p`: close the cycle before it, cast its promise if no call did.
+void start_burst(const burst::Post& p) {
+  State& s = st();
+  Collective& c = s.col;
+  if (!c.on) return;
+  if (c.promised) {
+    const std::vector<std::uint64_t>* cycle = c.cycles->expected();
+    if (!cycle || c.cycle_pos != cycle->size()) leave_collective();  // skipped part of the cycle
+  }
+  if (c.cycle_clean) {
+    c.cycles->finish(c.cycle_now);
+  } else {
+    c.cycles->reset();
+  }
+  c.cycle_now.clear();
+  c.cycle_clean = true;
+  vote_for_next(0, &p);
 }
 
 // Records a post of the burst in progress. Returns true when it may be deferred (a send that
@@ -215,10 +525,17 @@ void abandon_substitution() {
 bool note_post(const burst::Post& p, bool clean) {
   State& s = st();
   if (s.outstanding.empty() && s.current.empty()) {
+    start_burst(p);  // level collective: the cycle before it, its promise
     // A new burst: substitute it if the learned one is expected (level local or above).
     s.substituting = s.learner->expected() != nullptr;
+    s.collective_pending = s.substituting && s.col.voted_yes;
     s.position = 0;
     s.fell_back = false;
+  }
+  if (p.comm == s.world_id) {  // level collective counts every message on MPI_COMM_WORLD
+    Collective& c = s.col;
+    c.align += p.kind == burst::Kind::send ? burst::match_key(c.rank, p.peer, p.tag)
+                                           : 0 - burst::match_key(p.peer, c.rank, p.tag);
   }
   if (!clean) s.broken = true;
   if (s.current.size() < kMaxBurstPosts + 1) {
@@ -229,11 +546,89 @@ bool note_post(const burst::Post& p, bool clean) {
   if (!s.substituting) return false;
   const burst::Signature& expected = *s.learner->expected();
   if (!clean || s.position >= expected.size() || !(expected[s.position] == p)) {
+    if (s.col.promised) leave_collective();  // not the burst this rank promised
     abandon_substitution();
     return false;
   }
   ++s.position;
-  return p.kind == burst::Kind::send;
+  return p.kind == burst::Kind::send || s.collective_pending;
+}
+
+// Packs the burst's sends into the exchange buffer (layout `l`); false if MPI disagrees on a size.
+bool pack_sends(const std::vector<Shadow*>& by_post, const burst::Layout& l) {
+  State& s = st();
+  Collective& c = s.col;
+  c.sendbuf.resize(std::max<std::uint64_t>(l.total, 1));
+  for (std::size_t k = 0; k < l.index.size(); ++k) {
+    const Shadow* sh = by_post[l.index[k]];
+    if (!sh) return false;
+    const int bytes = static_cast<int>(sh->post.bytes);
+    int pos = 0;
+    if (bytes > 0 && (PMPI_Pack(sh->buf, sh->count, sh->type, c.sendbuf.data() + l.offset[k], bytes,
+                                &pos, MPI_COMM_WORLD) != MPI_SUCCESS ||
+                      pos != bytes))
+      return false;
+  }
+  return true;
+}
+
+// The learned burst's last post, voted yes: run it as one collective exchange if every rank
+// promised it and can run it, else release it natively like level local.
+void settle_collective() {
+  State& s = st();
+  Collective& c = s.col;
+  s.collective_pending = false;
+  c.voted_yes = false;
+  const burst::Verdict v = await_yes();
+  if (v != burst::Verdict::go) {
+    release_deferred();
+    return;
+  }
+  std::vector<Shadow*> by_post(s.current.size(), nullptr);
+  for (Shadow* sh : s.deferred)
+    if (sh->post_index < by_post.size()) by_post[sh->post_index] = sh;
+  const burst::Layout sl = burst::layout(s.current, burst::Kind::send, c.size);
+  const burst::Layout rl = burst::layout(s.current, burst::Kind::recv, c.size);
+  const bool ready = sl.fits && rl.fits && pack_sends(by_post, sl);
+  if (!commit(ready)) {
+    release_deferred();
+    return;
+  }
+  c.recvbuf.resize(std::max<std::uint64_t>(rl.total, 1));
+  s.executing = true;  // the Alltoallv path's own MPI calls are not the application's
+  int rc = alltoallv(c.sendbuf.data(), sl.counts.data(), sl.displs.data(), MPI_BYTE,
+                     c.recvbuf.data(), rl.counts.data(), rl.displs.data(), MPI_BYTE, c.exchange);
+  s.executing = false;
+  for (std::size_t k = 0; k < rl.index.size() && rc == MPI_SUCCESS; ++k) {
+    Shadow* sh = by_post[rl.index[k]];
+    if (!sh) {
+      rc = MPI_ERR_INTERN;
+      break;
+    }
+    const int bytes = static_cast<int>(sh->post.bytes);
+    int pos = 0;
+    if (bytes > 0)
+      rc = PMPI_Unpack(c.recvbuf.data() + rl.offset[k], bytes, &pos, sh->rbuf, sh->count,
+                       sh->type, MPI_COMM_WORLD);
+  }
+  for (Shadow* sh : s.deferred) {
+    sh->by_collective = true;
+    sh->release_error = rc;
+    PMPI_Grequest_complete(sh->greq);
+    sh->real = sh->greq;
+  }
+  s.deferred.clear();
+  s.collective_done = true;
+  ++c.exchanges;
+}
+
+// The learned burst's last post has arrived.
+void burst_posted() {
+  if (st().collective_pending) {
+    settle_collective();
+  } else {
+    release_deferred();
+  }
 }
 
 void track(MPI_Request req, bool persistent) {
@@ -246,9 +641,11 @@ void untrack(MPI_Request orig) {
   s.outstanding.erase(orig);
   auto it = s.shadows.find(orig);
   if (it == s.shadows.end()) return;
-  MPI_Request g = it->second->greq;
-  PMPI_Grequest_complete(g);
-  PMPI_Request_free(&g);
+  if (!it->second->by_collective) {  // a completed collective greq was freed by MPI's call
+    MPI_Request g = it->second->greq;
+    PMPI_Grequest_complete(g);
+    PMPI_Request_free(&g);
+  }
   s.shadows.erase(it);
 }
 
@@ -322,39 +719,49 @@ std::vector<bool> done_some(std::size_t n, const int* outcount, const int* indic
 
 // --- posts ----------------------------------------------------------------------------------
 
-int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-          MPI_Request* req) {
-  if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
-    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+namespace {
+
+// Defers a post that matches the learned burst behind a generalized request; false if MPI
+// could not make one (the caller posts it natively after releasing what is deferred).
+bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Datatype type,
+           int peer, int tag, MPI_Comm comm, MPI_Request* req) {
   State& s = st();
-  const burst::Post p = make_post(burst::Kind::send, count, type, dest, tag, comm);
-  if (!note_post(p, true)) {
-    // Posted now: any earlier deferred send of this burst has been released by note_post's
-    // abandon, or there is none, so per-peer order holds.
-    const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) track(*req, false);
-    return rc;
-  }
   auto sh = std::make_unique<Shadow>();
   sh->buf = buf;
+  sh->rbuf = rbuf;
   sh->count = count;
   sh->type = type;
-  sh->dest = dest;
+  sh->dest = peer;
   sh->tag = tag;
   sh->comm = comm;
   sh->post = p;
+  sh->post_index = s.current.size() - 1;
   if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, sh.get(), &sh->greq) != MPI_SUCCESS) {
     abandon_substitution();
-    const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) track(*req, false);
-    return rc;
+    return false;
   }
   *req = sh->greq;
   s.deferred.push_back(sh.get());
   track(sh->greq, false);
   s.shadows.emplace(sh->greq, std::move(sh));
-  if (s.position == s.learner->expected()->size()) release_deferred();  // the burst's last post
-  return MPI_SUCCESS;
+  if (s.position == s.learner->expected()->size()) burst_posted();  // the burst's last post
+  return true;
+}
+
+}  // namespace
+
+int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          MPI_Request* req) {
+  if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
+    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  const burst::Post p = make_post(burst::Kind::send, count, type, dest, tag, comm);
+  // Posted now unless deferred: any earlier deferred post of this burst has been released by
+  // note_post's abandon, or there is none, so per-peer order holds.
+  if (note_post(p, true) && defer(p, buf, nullptr, count, type, dest, tag, comm, req))
+    return MPI_SUCCESS;
+  const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  if (rc == MPI_SUCCESS) track(*req, false);
+  return rc;
 }
 
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -362,10 +769,14 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   if (!enabled() || source == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
     return PMPI_Irecv(buf, count, type, source, tag, comm, req);
   const bool wildcard = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
-  note_post(make_post(burst::Kind::recv, count, type, source, tag, comm), !wildcard);
+  // A wildcard matches a message the library cannot name: level collective cannot count it.
+  if (wildcard) leave_collective();
+  const burst::Post p = make_post(burst::Kind::recv, count, type, source, tag, comm);
+  if (note_post(p, !wildcard) && defer(p, nullptr, buf, count, type, source, tag, comm, req))
+    return MPI_SUCCESS;
   State& s = st();
   // A receive can be the burst's last post: the deferred sends go now.
-  if (s.substituting && s.position == s.learner->expected()->size()) release_deferred();
+  if (s.substituting && s.position == s.learner->expected()->size()) burst_posted();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
   if (rc == MPI_SUCCESS) track(*req, false);
   return rc;
@@ -410,7 +821,7 @@ int startall(int count, MPI_Request reqs[]) {
   if (!enabled()) return PMPI_Startall(count, reqs);
   // The application's persistent requests are a schedule of its own: the burst stays native,
   // and anything deferred goes first so per-peer order holds.
-  p2p_flush();
+  p2p_flush("startall");
   State& s = st();
   for (int i = 0; i < count; ++i) {
     auto it = s.persistent.find(reqs[i]);
@@ -427,7 +838,7 @@ int startall(int count, MPI_Request reqs[]) {
 
 int wait(MPI_Request* req, MPI_Status* status) {
   if (!enabled()) return PMPI_Wait(req, status);
-  p2p_flush();
+  p2p_flush("p2p:wait");
   Translated t = translate(1, req);
   const int rc = PMPI_Wait(t.mpi.data(), status);
   write_back(t, req, std::vector<bool>{true});
@@ -436,7 +847,7 @@ int wait(MPI_Request* req, MPI_Status* status) {
 
 int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   if (!enabled()) return PMPI_Waitall(count, reqs, statuses);
-  p2p_flush();
+  p2p_flush("p2p:waitall");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Waitall(count, t.mpi.data(), statuses);
   write_back(t, reqs, done_all(t.orig.size(), rc == MPI_SUCCESS, rc, statuses));
@@ -445,7 +856,7 @@ int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 
 int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
   if (!enabled()) return PMPI_Waitany(count, reqs, index, status);
-  p2p_flush();
+  p2p_flush("p2p:waitany");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Waitany(count, t.mpi.data(), index, status);
   write_back(t, reqs, done_one(t.orig.size(), true, index));
@@ -454,7 +865,7 @@ int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
 
 int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!enabled()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
-  p2p_flush();
+  p2p_flush("p2p:waitsome");
   Translated t = translate(incount, reqs);
   const int rc = PMPI_Waitsome(incount, t.mpi.data(), outcount, indices, statuses);
   write_back(t, reqs, done_some(t.orig.size(), outcount, indices));
@@ -463,7 +874,7 @@ int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
 
 int test(MPI_Request* req, int* flag, MPI_Status* status) {
   if (!enabled()) return PMPI_Test(req, flag, status);
-  p2p_flush();
+  p2p_flush("p2p:test");
   Translated t = translate(1, req);
   const int rc = PMPI_Test(t.mpi.data(), flag, status);
   write_back(t, req, std::vector<bool>{rc == MPI_SUCCESS && *flag != 0});
@@ -472,7 +883,7 @@ int test(MPI_Request* req, int* flag, MPI_Status* status) {
 
 int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
   if (!enabled()) return PMPI_Testall(count, reqs, flag, statuses);
-  p2p_flush();
+  p2p_flush("p2p:testall");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Testall(count, t.mpi.data(), flag, statuses);
   write_back(t, reqs, done_all(t.orig.size(), rc == MPI_SUCCESS && *flag != 0, rc, statuses));
@@ -481,7 +892,7 @@ int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
 
 int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
   if (!enabled()) return PMPI_Testany(count, reqs, index, flag, status);
-  p2p_flush();
+  p2p_flush("p2p:testany");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Testany(count, t.mpi.data(), index, flag, status);
   write_back(t, reqs, done_one(t.orig.size(), *flag != 0, index));
@@ -490,7 +901,7 @@ int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
 
 int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!enabled()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-  p2p_flush();
+  p2p_flush("p2p:testsome");
   Translated t = translate(incount, reqs);
   const int rc = PMPI_Testsome(incount, t.mpi.data(), outcount, indices, statuses);
   write_back(t, reqs, done_some(t.orig.size(), outcount, indices));
@@ -499,14 +910,14 @@ int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
 
 int request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
   if (!enabled()) return PMPI_Request_get_status(req, flag, status);
-  p2p_flush();
+  p2p_flush("p2p:request_get_status");
   Shadow* sh = shadow_of(req);
   return PMPI_Request_get_status(sh ? sh->real : req, flag, status);
 }
 
 int request_free(MPI_Request* req) {
   if (!enabled() || !req) return PMPI_Request_free(req);
-  p2p_flush();
+  p2p_flush("request_free");
   State& s = st();
   const MPI_Request orig = *req;
   if (s.outstanding.count(orig)) s.broken = true;  // completion no longer visible: stay native
@@ -529,34 +940,81 @@ int request_free(MPI_Request* req) {
 
 int cancel(MPI_Request* req) {
   if (!enabled() || !req) return PMPI_Cancel(req);
-  p2p_flush();
+  p2p_flush("cancel");
+  leave_collective();  // a cancelled message may or may not arrive: it cannot be counted
   State& s = st();
   if (s.outstanding.count(*req)) s.broken = true;
   if (Shadow* sh = shadow_of(*req)) return PMPI_Cancel(&sh->real);
   return PMPI_Cancel(req);
 }
 
-void p2p_flush() {
+void p2p_flush(const char* call) {
   State& s = st();
-  if (s.deferred.empty()) return;
-  abandon_substitution();
+  if (s.executing) return;  // the collective exchange's own calls
+  if (!s.deferred.empty()) abandon_substitution();
+  note_call(call);
 }
 
 void p2p_forget_comm(MPI_Comm comm) {
   State& s = st();
-  p2p_flush();
+  p2p_flush("comm_free");
   s.comms.erase(comm);
+}
+
+namespace {
+
+// Finalize: every vote and commit completes before MPI_Finalize. A rank settles what it
+// promised, casts quit, and casts as many promises as the most active rank (the others stopped
+// or never voted; their missing votes are quits), so every reduction has all its ranks.
+void finish_votes() {
+  Collective& c = st().col;
+  if (!c.on) return;
+  leave_collective();
+  std::uint64_t most = 0;
+  PMPI_Allreduce(&c.cast, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  while (c.cast < most) {
+    const std::uint64_t before = c.cast;
+    cast_vote(Ballot::quit);
+    if (c.cast == before) break;  // MPI refused: nothing more can be done
+  }
+  for (auto& p : c.promises) PMPI_Wait(&p->req, MPI_STATUS_IGNORE);
+  for (auto& w : c.loose) PMPI_Wait(&w->req, MPI_STATUS_IGNORE);
+  c.promises.clear();
+  c.loose.clear();
+  c.on = false;
+}
+
+}  // namespace
+
+void p2p_init() {
+  State& s = st();
+  const settings::Settings* cfg = active_settings();
+  if (!cfg || cfg->bursts != settings::BurstLevel::collective || cfg->strategy == "native" ||
+      s.checked)
+    return;
+  Collective& c = s.col;
+  // Made here, where every rank is: the votes and exchanges never mix with the application's
+  // messages, and no rank has to create a communicator while another is already voting.
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &c.votes) != MPI_SUCCESS ||
+      PMPI_Comm_dup(MPI_COMM_WORLD, &c.commits) != MPI_SUCCESS ||
+      PMPI_Comm_dup(MPI_COMM_WORLD, &c.exchange) != MPI_SUCCESS)
+    return;  // level local (enabled() says so)
+  PMPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &c.size);
+  s.world_id = comm_info(MPI_COMM_WORLD).id;
+  c.on = true;
 }
 
 std::vector<BurstSummary> p2p_finish(std::string& level_name) {
   State& s = st();
-  p2p_flush();
+  p2p_flush(nullptr);
+  finish_votes();
   level_name = s.level == settings::BurstLevel::off     ? "off"
                : s.level == settings::BurstLevel::local ? "local"
                                                         : "collective";
   if (!s.checked) level_name = "off";
   // Fixed-size arrays: every rank contributes the same shape to the reductions.
-  constexpr int kFields = 5;  // ranks, bytes, seen, substituted, fallbacks
+  constexpr int kFields = 6;  // ranks, bytes, seen, substituted, fallbacks, collective
   std::array<std::int64_t, kMaxPatterns * kFields> sums{}, mine{};
   std::array<std::int64_t, kMaxPatterns> max_posts{}, my_posts{};
   for (std::size_t i = 0; i < s.patterns.size(); ++i) {
@@ -566,6 +1024,7 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name) {
     mine[i * kFields + 2] = p.seen;
     mine[i * kFields + 3] = p.substituted;
     mine[i * kFields + 4] = p.fallbacks;
+    mine[i * kFields + 5] = p.collective;
     my_posts[i] = p.posts;
   }
   PMPI_Reduce(mine.data(), sums.data(), static_cast<int>(mine.size()), MPI_INT64_T, MPI_SUM, 0,
@@ -582,6 +1041,7 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name) {
     b.seen = sums[i * kFields + 2];
     b.substituted = sums[i * kFields + 3];
     b.fallbacks = sums[i * kFields + 4];
+    b.collective = sums[i * kFields + 5];
     b.posts = max_posts[i];
     out.push_back(b);
   }

@@ -9,6 +9,10 @@
 /// other MPI call the library sees before that (a completion call, a blocking send or receive,
 /// a collective, a post that differs from the learned burst) first releases every deferred send,
 /// so a program that waits for a peer between its posts behaves as natively.
+///
+/// Level `collective` (bursts on MPI_COMM_WORLD): every rank votes on every burst; when all
+/// promise the learned burst after the learned calls, its receives are deferred too and the
+/// burst runs as one exchange through the Alltoallv path (see p2p.cpp "level collective").
 #include <mpi.h>
 
 #include <cstdint>
@@ -43,8 +47,12 @@ int request_free(MPI_Request* req);
 int cancel(MPI_Request* req);
 int request_get_status(MPI_Request req, int* flag, MPI_Status* status);
 
-/// Any other MPI call the library sees: releases every deferred send first.
-void p2p_flush();
+/// Any other MPI call the library sees (`call`: its name, e.g. "Allreduce"; nullptr for the
+/// library's own): releases every deferred post first. Level collective also learns the calls
+/// between bursts from it.
+void p2p_flush(const char* call);
+/// Call where every rank is (MPI_Init): makes level collective's communicators.
+void p2p_init();
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);
 
@@ -58,6 +66,7 @@ struct BurstSummary {
   std::int64_t seen = 0;         ///< bursts, summed over ranks
   std::int64_t substituted = 0;  ///< bursts that ran substituted, summed over ranks
   std::int64_t fallbacks = 0;    ///< substituted bursts that met a difference and went native
+  std::int64_t collective = 0;   ///< bursts that ran as one collective exchange (level collective)
 };
 
 /// Collective over MPI_COMM_WORLD (call from before_finalize on every rank): releases what is

@@ -78,7 +78,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
     o << (i ? "," : "") << "{\"pattern\":" << b.index << ",\"level\":" << json_string(h.burst_level)
       << ",\"ranks\":" << b.ranks << ",\"posts\":" << b.posts << ",\"bytes\":" << b.bytes
       << ",\"seen\":" << b.seen << ",\"substituted\":" << b.substituted
-      << ",\"fallbacks\":" << b.fallbacks << "}";
+      << ",\"fallbacks\":" << b.fallbacks << ",\"collective\":" << b.collective << "}";
   }
   o << "],\"warnings\":[";
   for (std::size_t i = 0; i < h.warnings.size(); ++i)
@@ -105,10 +105,11 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   for (const BurstSummary& b : h.bursts)
     std::fprintf(stderr,
                  "[commsched]   burst pattern %d (bursts=%s): %lld rank(s), up to %lld posts, %lld "
-                 "bursts, %lld substituted, %lld fell back\n",
+                 "bursts, %lld substituted (%lld as collective exchanges), %lld fell back\n",
                  b.index, h.burst_level.c_str(), static_cast<long long>(b.ranks),
                  static_cast<long long>(b.posts), static_cast<long long>(b.seen),
-                 static_cast<long long>(b.substituted), static_cast<long long>(b.fallbacks));
+                 static_cast<long long>(b.substituted), static_cast<long long>(b.collective),
+                 static_cast<long long>(b.fallbacks));
   for (const PatternRecord& r : recs) {
     std::fprintf(stderr,
                  "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"

@@ -33,8 +33,9 @@ constexpr std::array kSpecs{
          "gets a plan; 1 to 1000000."},
     Spec{"BURSTS", "choice", "local",
          "Isend/Irecv bursts: `off` (never touched), `local` (a learned burst's sends are released "
-         "in shift order; no agreement needed) or `collective` (planned: a burst every rank agrees "
-         "on runs as a scheduled collective; today it warns and runs `local`)."},
+         "in shift order; no agreement needed) or `collective` (opt-in: a burst every rank votes "
+         "for runs as one collective exchange through the Alltoallv path, so every strategy and "
+         "`auto` apply; bursts on `MPI_COMM_WORLD`)."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr."},
