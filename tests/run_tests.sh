@@ -29,7 +29,8 @@ if [ "${COMMSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_mpi='mpi\.alltoallv_check\.(color|rs_nh|auto)\.np4|mpi\.alltoallv_fuzz\.(color|rs_nh)\.|'
   asan_mpi+='mpi\.native_cases|mpi\.irregular_exchange\.changing|mpi\.bad_setting\.STRATEGY|'
   asan_mpi+='reliability\.threads|reliability\.fault\.(plan|send)\.|'
-  asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08)\.local\.np4'
+  asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08)\.local\.np4|'
+  asan_mpi+='mpi\.p2p\.p2p_(halo|lockstep|changing)\.collective\.np4'
   # Timing assertions (Performance.*) mean nothing under ASan's slowdown, and the 1000-matrix
   # sweeps per planner already ran at full volume above: under ASan the same paths run through
   # 1500 differential cases instead (every strategy, plan, validate, compile, execute).

@@ -465,6 +465,13 @@ NETNS_CONFIGS = {
 }
 
 
+# The default set's strategies: native and auto, the direct schedules of papers 000/002 (ac,
+# rs_nh, color), the optimal preemptive one (bvn), and the indirect routes of 004/003 and ours
+# (mesh2d, hypercube, two_level, node_aware).
+NETNS_DEFAULT_STRATEGIES = ["native", "ac", "rs_nh", "color", "bvn", "mesh2d", "hypercube",
+                            "two_level", "node_aware", "auto"]
+
+
 def netns_points(set_name, n):
     """{config: [workloads]} for n ranks."""
     if set_name == "smoke":
@@ -530,6 +537,10 @@ def netns_inner(a):
     strategies = a.strategies.split(",") if a.strategies else strategy_ids(a.build)
     if a.set == "smoke" and not a.strategies:
         strategies = ["native", "color", "rs_nh"]
+    if a.set == "default" and not a.strategies:
+        # One or two of each family, so the default set fits 10 minutes here (a run costs
+        # 1-4 s); `--set full` or --strategies runs every registered one.
+        strategies = [s for s in strategies if s in NETNS_DEFAULT_STRATEGIES]
     workloads = netns_points(a.set, n)[a.config]
     out = open_out(a, "netns")
     work = tempfile.mkdtemp(prefix="cs-netns-")

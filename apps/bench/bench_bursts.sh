@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 6 benchmark: halo_exchange and cg_solver on the emulated cluster (apps/bench/
-# netns_cluster.sh, one rank per node), natively and preloaded with COMMSCHED_BURSTS=off and
-# =local, runs alternated; prints for each the median over runs of the program's own
+# netns_cluster.sh, one rank per node), natively and preloaded with COMMSCHED_BURSTS=off, =local
+# and =collective (COMMSCHED_STRATEGY from the environment, default auto), runs alternated; prints for each the median over runs of the program's own
 # time_per_iteration_s (median over iterations of the exchange makespan on CLOCK_MONOTONIC),
 # the ratio native/level, and the bandwidth lower bound (the most bytes one rank sends per
 # exchange over its link; tbf burst ignored).
@@ -39,9 +39,10 @@ for app in halo_exchange cg_solver; do
   declare -A times=()
   lb=""
   for ((rep = 0; rep < repeats; rep++)); do
-    for level in native off local; do
+    for level in native off local collective; do
       env=()
-      [[ $level != native ]] && env=(-x "LD_PRELOAD=$lib" -x "COMMSCHED_BURSTS=$level")
+      [[ $level != native ]] && env=(-x "LD_PRELOAD=$lib" -x "COMMSCHED_BURSTS=$level"
+                                     -x "COMMSCHED_STRATEGY=${COMMSCHED_STRATEGY:-auto}")
       out=$($CS_MPIRUN -np "$n" "${env[@]}" "$build/apps/$app" --vertices "$vertices" \
               --iterations "$iterations" --time --clock monotonic 2>/dev/null) || {
         echo "bench_bursts: $app $level failed" >&2; continue; }
@@ -54,10 +55,12 @@ for app in halo_exchange cg_solver; do
       fi
     done
   done
-  python3 - "$app" "$n" "$lb" "${times[native]}" "${times[off]}" "${times[local]}" <<'PY'
+  python3 - "$app" "$n" "$lb" "${times[native]}" "${times[off]}" "${times[local]}" \
+    "${times[collective]}" <<'PY'
 import statistics as st, sys
 app, n, lb = sys.argv[1], sys.argv[2], float(sys.argv[3])
-rows = dict(zip(["native", "off", "local"], [list(map(float, a.split())) for a in sys.argv[4:7]]))
+rows = dict(zip(["native", "off", "local", "collective"],
+                [list(map(float, a.split())) for a in sys.argv[4:8]]))
 nat = st.median(rows["native"])
 print(f"| {app} | {n} | LB {lb*1e3:.3f} ms | " + " | ".join(
     f"{lvl} {st.median(v)*1e3:.3f} ms (x{nat/st.median(v):.2f} vs native, {st.median(v)/lb:.2f} LB)"

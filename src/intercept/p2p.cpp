@@ -144,7 +144,9 @@ struct State {
 
   std::unordered_map<MPI_Request, std::unique_ptr<Shadow>> shadows;  // by greq
   std::vector<Shadow*> deferred;                                     // not yet released
-  std::unordered_map<MPI_Request, bool> outstanding;                 // tracked; value: persistent
+  // Tracked requests and how many of them share the handle: MPICH hands out one handle for
+  // every send that completed at once, so a handle can stand for several requests.
+  std::unordered_map<MPI_Request, int> outstanding;
   std::unordered_map<MPI_Request, burst::Post> persistent;           // made by *_init
 
   burst::Signature current;  // posts of the burst in progress
@@ -631,14 +633,15 @@ void burst_posted() {
   }
 }
 
-void track(MPI_Request req, bool persistent) {
-  if (req != MPI_REQUEST_NULL) st().outstanding[req] = persistent;
+void track(MPI_Request req) {
+  if (req != MPI_REQUEST_NULL) ++st().outstanding[req];
 }
 
 // The request `orig` (the application's handle before the call) completed or was freed.
 void untrack(MPI_Request orig) {
   State& s = st();
-  s.outstanding.erase(orig);
+  if (auto it = s.outstanding.find(orig); it != s.outstanding.end() && --it->second <= 0)
+    s.outstanding.erase(it);
   auto it = s.shadows.find(orig);
   if (it == s.shadows.end()) return;
   if (!it->second->by_collective) {  // a completed collective greq was freed by MPI's call
@@ -742,7 +745,7 @@ bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Dat
   }
   *req = sh->greq;
   s.deferred.push_back(sh.get());
-  track(sh->greq, false);
+  track(sh->greq);
   s.shadows.emplace(sh->greq, std::move(sh));
   if (s.position == s.learner->expected()->size()) burst_posted();  // the burst's last post
   return true;
@@ -760,7 +763,7 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
   if (note_post(p, true) && defer(p, buf, nullptr, count, type, dest, tag, comm, req))
     return MPI_SUCCESS;
   const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
-  if (rc == MPI_SUCCESS) track(*req, false);
+  if (rc == MPI_SUCCESS) track(*req);
   return rc;
 }
 
@@ -778,7 +781,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   // A receive can be the burst's last post: the deferred sends go now.
   if (s.substituting && s.position == s.learner->expected()->size()) burst_posted();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
-  if (rc == MPI_SUCCESS) track(*req, false);
+  if (rc == MPI_SUCCESS) track(*req);
   return rc;
 }
 
@@ -795,7 +798,7 @@ int isend_mode(SendMode mode, const void* buf, int count, MPI_Datatype type, int
   if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req) return post();
   note_post(make_post(burst::Kind::send, count, type, dest, tag, comm), false);
   const int rc = post();
-  if (rc == MPI_SUCCESS) track(*req, false);
+  if (rc == MPI_SUCCESS) track(*req);
   return rc;
 }
 
@@ -830,7 +833,7 @@ int startall(int count, MPI_Request reqs[]) {
   const int rc = PMPI_Startall(count, reqs);
   if (rc == MPI_SUCCESS)
     for (int i = 0; i < count; ++i)
-      if (s.persistent.count(reqs[i])) track(reqs[i], true);
+      if (s.persistent.count(reqs[i])) track(reqs[i]);
   return rc;
 }
 
