@@ -314,6 +314,27 @@ def read_report(path):
         return None
 
 
+def model_fields(rep, sid):
+    """What the library's report says about strategy `sid` on this point: the cost model's
+    prediction for it and for native, the model's bound, the strategy it ran and, for auto,
+    every candidate with its predicted and measured time."""
+    cands = rep.get("candidates", [])
+    mine = next((c for c in cands if c["strategy"] == sid), None)
+    nat = next((c for c in cands if c["strategy"] == "native"), None)
+    # drs has no plan: the model gives it native's figure, no prediction of its own.
+    out = {"predicted_s": mine["predicted_s"] if mine and sid not in ("auto", "drs") else None,
+           "native_predicted_s": nat["predicted_s"] if nat else None,
+           "model_lower_bound_s": rep.get("lower_bound_s"), "chosen": rep.get("strategy"),
+           "calls_optimised": rep.get("calls_optimised")}
+    if sid == "auto":
+        out["auto_candidates"] = [
+            {k: c[k] for k in ("strategy", "predicted_s", "measured_s", "rejected")}
+            for c in cands]
+        tried = [c for c in cands if not c["rejected"]]
+        out["auto_decided"] = all(c["measured_s"] >= 0 for c in tried)
+    return out
+
+
 def smpi_main(a):
     smpirun = shutil.which("smpirun")
     if not smpirun:
@@ -416,23 +437,9 @@ def smpi_main(a):
                     log(f"[bench] WARNING: {plat} n={n} {w['workload']} {s}: no learned pattern "
                         f"in the library's report (it ran native):\n{se[-800:]}")
                 if rep:
-                    cands = rep.get("candidates", [])
                     sid = SMPI_VARIANTS.get(s, (s, {}))[0]
-                    mine = next((c for c in cands if c["strategy"] == sid), None)
-                    nat = next((c for c in cands if c["strategy"] == "native"), None)
-                    # drs has no plan: the model gives it native's figure, no prediction of its own.
-                    extra["predicted_s"] = mine["predicted_s"] if mine and \
-                        sid not in ("auto", "drs") else None
-                    extra["native_predicted_s"] = nat["predicted_s"] if nat else None
-                    extra["model_lower_bound_s"] = rep.get("lower_bound_s")
-                    extra["chosen"] = rep.get("strategy")
-                    extra["calls_optimised"] = rep.get("calls_optimised")
+                    extra.update(model_fields(rep, sid))
                     if sid == "auto":
-                        extra["auto_candidates"] = [
-                            {k: c[k] for k in ("strategy", "predicted_s", "measured_s", "rejected")}
-                            for c in cands]
-                        tried = [c for c in cands if not c["rejected"]]
-                        extra["auto_decided"] = all(c["measured_s"] >= 0 for c in tried)
                         if rep.get("strategy") == "native":
                             # auto runs native and agrees 1 call in NATIVE_AGREE_EVERY: the
                             # timed call skipped the agreement. Report the mean over a cycle.
@@ -549,20 +556,27 @@ def netns_inner(a):
     cluster_of = (lambda nd: int(nd >= nodes // 2)) if two else None
     platform = {"flat": "netns_flat", "shallow": "netns_shallow",
                 "two_clusters": "netns_two_clusters"}[a.config]
+    # The cost model's machine for this configuration (config/machines/).
+    machine = "netns100_two_clusters" if two else "netns100"
     extra = {"nodes": nodes, "ranks_per_node": rpn, "rate": os.environ["CS_RATE"],
              "mtu": int(os.environ["CS_MTU"]), "queue_bytes": int(os.environ["CS_QUEUE"]),
              "rto_min": os.environ.get("CS_RTO_MIN") or None,
              "inter_rate": os.environ["CS_INTER_RATE"] if two else None,
-             "tbf_burst_bytes": burst, "repetitions": a.repetitions, "warmup": a.warmup}
+             "tbf_burst_bytes": burst, "repetitions": a.repetitions, "warmup": a.warmup,
+             "machine_file": f"config/machines/{machine}.toml"}
     try:
         for w in workloads:
             matrix_file = os.path.join(work, "matrix.txt")
             native, rows = None, []
             for s in strategies:
                 cmd = [mpirun, "-np", str(n)]
+                report = os.path.join(work, "report.json")
+                if os.path.exists(report):
+                    os.remove(report)
                 if s != "native":
                     cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
-                            "-x", "COMMSCHED_LOG_LEVEL=warn"]
+                            "-x", "COMMSCHED_LOG_LEVEL=warn", "-x", f"COMMSCHED_MACHINE={machine}",
+                            "-x", f"COMMSCHED_REPORT={report}"]
                 args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
                                     str(a.warmup), "--clock", "monotonic"]
                 if s == strategies[0]:
@@ -582,7 +596,11 @@ def netns_inner(a):
                 t = r["stats"]["median"]
                 if s == "native":
                     native = t
-                rec = record("netns", platform, n, w, s, r, lb, native, wall, extra)
+                point = dict(extra)
+                rep = read_report(report) if s != "native" else None
+                if rep:
+                    point.update(model_fields(rep, s))
+                rec = record("netns", platform, n, w, s, r, lb, native, wall, point)
                 rows.append(rec)
                 emit(out, rec)
             check_checksums(rows)
