@@ -508,6 +508,8 @@ def netns_main(a):
         skip(f"emulated cluster: build {a.build} first (irregular_exchange, libcommsched.so)")
     n = a.nodes * a.ranks_per_node
     configs = netns_points(a.set, n)
+    if a.configs:
+        configs = {c: w for c, w in configs.items() if c in a.configs.split(",")}
     out_path = out_file(a, "netns")
     if os.path.exists(out_path) and not a.append:
         os.remove(out_path)
@@ -694,6 +696,9 @@ def main():
     ap.add_argument("--repetitions", type=int, default=20, help="timed calls per run (netns)")
     ap.add_argument("--warmup", type=int, default=6, help="untimed calls first (netns)")
     ap.add_argument("--config", default="flat", choices=list(NETNS_CONFIGS))
+    ap.add_argument("--configs", default=None,
+                    help="netns: only these configurations (comma-separated: flat,shallow,"
+                         "two_clusters)")
     # smpi
     ap.add_argument("--smpi-warmup", type=int, default=1,
                     help="untimed calls before the timed one (smpi, forced strategies: the one "
