@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 6 benchmark: halo_exchange and cg_solver on the emulated cluster (apps/bench/
 # netns_cluster.sh, one rank per node), natively and preloaded with COMMSCHED_BURSTS=off, =local
-# and =collective (COMMSCHED_STRATEGY from the environment, default auto), runs alternated; prints for each the median over runs of the program's own
+# and =collective (COMMSCHED_STRATEGY and COMMSCHED_TRIAL from the environment, default auto and
+# 1), runs alternated; prints for each the median over runs of the program's own
 # time_per_iteration_s (median over iterations of the exchange makespan on CLOCK_MONOTONIC),
 # the ratio native/level, and the bandwidth lower bound (the most bytes one rank sends per
 # exchange over its link; tbf burst ignored).
@@ -42,7 +43,8 @@ for app in halo_exchange cg_solver; do
     for level in native off local collective; do
       env=()
       [[ $level != native ]] && env=(-x "LD_PRELOAD=$lib" -x "COMMSCHED_BURSTS=$level"
-                                     -x "COMMSCHED_STRATEGY=${COMMSCHED_STRATEGY:-auto}")
+                                     -x "COMMSCHED_STRATEGY=${COMMSCHED_STRATEGY:-auto}"
+                                     -x "COMMSCHED_TRIAL=${COMMSCHED_TRIAL:-1}")
       out=$($CS_MPIRUN -np "$n" "${env[@]}" "$build/apps/$app" --vertices "$vertices" \
               --iterations "$iterations" --time --clock monotonic 2>/dev/null) || {
         echo "bench_bursts: $app $level failed" >&2; continue; }

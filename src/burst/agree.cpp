@@ -75,6 +75,44 @@ Verdict verdict(const Vote& sum, int size) {
   return Verdict::go;
 }
 
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+bool ModeTrial::collective() const {
+  if (!decided_) return collective_.size() <= local_.size();  // alternate, collective first
+  if (recheck_ > 0 && since_decision_ >= recheck_) return !winner_collective_;  // re-measure
+  return winner_collective_;
+}
+
+void ModeTrial::sample(bool collective, double seconds) {
+  std::vector<double>& mine = collective ? collective_ : local_;
+  mine.push_back(seconds);
+  const auto keep = static_cast<std::size_t>(samples_);
+  if (mine.size() > keep) mine.erase(mine.begin());  // the most recent `samples`
+  if (!decided_) {
+    if (local_.size() >= keep && collective_.size() >= keep) {
+      decided_ = true;
+      winner_collective_ = median(collective_) <= median(local_);
+      since_decision_ = 0;
+    }
+    return;
+  }
+  if (collective == winner_collective_) {
+    ++since_decision_;
+    return;
+  }
+  // A re-measurement of the other way: after `samples` of them, decide again.
+  if (++since_decision_ >= recheck_ + samples_) {
+    winner_collective_ = median(collective_) <= median(local_);
+    since_decision_ = 0;
+  }
+}
+
 void CycleLearner::finish(const std::vector<std::uint64_t>& calls) {
   if (repeats_ > 0 && calls == last_) {
     ++repeats_;

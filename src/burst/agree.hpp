@@ -43,7 +43,9 @@ std::uint64_t content_share(std::span<const Post> posts, int rank);
 /// The words of a promise vote, summed over the ranks. `follow`: the rank promises to make the
 /// learned calls and run the learned burst next (so it will vote again before it can block);
 /// `yes`: it also asks to run that burst as a collective exchange (implies follow).
-enum Field : std::size_t { yes, follow, quit, same, aligned, content, kFields };
+/// `elapsed_us`: how long this rank's previous burst took (first post to completion), summed
+/// over the ranks, so every rank learns the same mean.
+enum Field : std::size_t { yes, follow, quit, same, aligned, content, elapsed_us, kFields };
 using Vote = std::array<std::uint64_t, kFields>;
 
 /// Every rank promised to follow: each will cast its next vote before it can block, so a rank
@@ -56,6 +58,29 @@ enum class Verdict {
   quit,      ///< a rank left the pattern or the ranks disagree: no more votes this run
 };
 Verdict verdict(const Vote& sum, int size);
+
+/// Whether a burst every rank agreed on runs as a collective exchange or at level local: the
+/// ranks feed it the same agreed samples (mean burst time over ranks) in the same order, so they
+/// take the same decisions. It measures `samples` bursts each way, alternating, keeps the faster
+/// by median, and measures the other way again every `recheck` agreed bursts, so a collective
+/// exchange that costs more than it saves (its votes, packing, the Alltoallv path) is dropped.
+class ModeTrial {
+ public:
+  ModeTrial(int samples, int recheck) : samples_(samples < 1 ? 1 : samples), recheck_(recheck) {}
+  /// The way the next agreed burst runs.
+  [[nodiscard]] bool collective() const;
+  /// An agreed burst ran (`collective` or local) and took `seconds` on average over the ranks.
+  void sample(bool collective, double seconds);
+  [[nodiscard]] bool decided() const { return decided_; }
+
+ private:
+  int samples_;
+  int recheck_;
+  bool decided_ = false;
+  bool winner_collective_ = true;
+  int since_decision_ = 0;
+  std::vector<double> local_, collective_;
+};
 
 /// The intervening calls between two bursts (blocking collectives and the like) must repeat too:
 /// a rank promises to follow its cycle, and the ranks compare their cycles in the vote.

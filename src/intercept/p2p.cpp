@@ -93,6 +93,7 @@ struct Promise {
   burst::Vote in{};
   burst::Vote out{};
   MPI_Request req = MPI_REQUEST_NULL;
+  bool prev_collective = false;  // the burst whose time this vote carries ran collectively
 };
 struct Word {  // one word reduced in the background (a failed commit)
   std::uint64_t in = 0;
@@ -129,6 +130,12 @@ struct Collective {
   bool promised = false;       // ... it was follow or yes, and the burst has not ended
   bool voted_yes = false;      // ... it was yes, and the burst has not been settled
   std::size_t cycle_pos = 0;   // cycle calls followed since the promise
+  // Collective or local for agreed bursts (COMMSCHED_TRIAL): the time of each rank's previous
+  // burst travels with its next vote.
+  bool use_trial = true;
+  burst::ModeTrial trial{4, 256};
+  std::uint64_t last_elapsed_us = 0;
+  bool last_collective = false;
   // Reused buffers of the exchange.
   std::vector<char> sendbuf, recvbuf;
   std::int64_t exchanges = 0;
@@ -160,6 +167,7 @@ struct State {
   bool collective_pending = false;  // the burst in progress defers receives too (voted yes)
   bool collective_done = false;     // ... and ran as a collective exchange
   bool executing = false;           // inside the exchange: the library's own calls
+  double burst_start = 0;           // MPI_Wtime at the burst's first post
   Collective col;
 };
 
@@ -288,7 +296,13 @@ void take_result(Promise& p) {
   const burst::Verdict v = burst::verdict(p.out, c.size);
   if (v == burst::Verdict::quit) c.stopped = true;
   if (v == burst::Verdict::go) c.since_go = 0;
-  c.last_all_follow = burst::all_follow(p.out, c.size);
+  const bool all_follow = burst::all_follow(p.out, c.size);
+  // Every rank ran the learned burst this vote reports on (the previous vote was all-follow and
+  // nobody quit since): its mean time is a sample of the way it ran.
+  if (c.use_trial && c.last_all_follow && all_follow)
+    c.trial.sample(p.prev_collective,
+                   static_cast<double>(p.out[burst::elapsed_us]) * 1e-6 / c.size);
+  c.last_all_follow = all_follow;
 }
 
 // Reads every result that has arrived, oldest first; a quit stops the votes.
@@ -311,6 +325,8 @@ void cast_vote(Ballot b) {
   State& s = st();
   Collective& c = s.col;
   auto p = std::make_unique<Promise>();
+  p->in[burst::elapsed_us] = c.last_elapsed_us;
+  p->prev_collective = c.last_collective;
   if (b == Ballot::quit) p->in[burst::quit] = 1;
   if (b == Ballot::follow || b == Ballot::yes) p->in[burst::follow] = 1;
   if (b == Ballot::yes) {
@@ -401,21 +417,29 @@ void vote_for_next(std::uint64_t call_id, const burst::Post* post) {
   if (!collective_active() || c.cast_for_next) return;
   read_results();
   if (c.stopped) return;
-  if (c.dirty || c.since_go >= kMaxWaitingVotes) {
+  // Quit when nothing can come of voting: a message that cannot be counted, 64 votes without a
+  // collective burst, or a trial that found the collective exchange slower than level local
+  // (the votes themselves cost a reduction per burst; without them local runs at full speed).
+  if (c.dirty || c.since_go >= kMaxWaitingVotes ||
+      (c.use_trial && c.trial.decided() && !c.trial.collective())) {
     cast_vote(Ballot::quit);
     return;
   }
   const bool promise = can_promise(call_id, post);
   // The previous vote's result is needed for a yes. Waiting for it is safe when the result
   // before it was all-follow: every rank then casts that vote before it can block.
-  if (promise && c.promises.size() == 1 && c.last_all_follow) {
+  // (Not needed while the trial keeps agreed bursts local: then this rank votes follow anyway.)
+  const bool want_yes = !c.use_trial || c.trial.collective();
+  if (promise && want_yes && c.promises.size() == 1 && c.last_all_follow) {
     Promise& p = *c.promises.front();
     PMPI_Wait(&p.req, MPI_STATUS_IGNORE);
     take_result(p);
     c.promises.pop_front();
     if (c.stopped) return;
   }
-  const bool yes = promise && c.promises.empty() && c.last_all_follow;
+  // Every rank that can vote yes has read the same results, so the trial says the same to all.
+  const bool yes = promise && c.promises.empty() && c.last_all_follow && want_yes &&
+                   (!c.use_trial || c.trial.collective());
   cast_vote(yes ? Ballot::yes : promise ? Ballot::follow : Ballot::no);
   if (c.promised && !post) c.cycle_pos = 1;
 }
@@ -443,9 +467,11 @@ void end_burst_if_idle() {
   s.substituting = false;
   s.fell_back = false;
   s.position = 0;
+  Collective& c = s.col;
+  c.last_elapsed_us = static_cast<std::uint64_t>(std::max(0.0, PMPI_Wtime() - s.burst_start) * 1e6);
+  c.last_collective = s.collective_done;
   s.collective_pending = false;
   s.collective_done = false;
-  Collective& c = s.col;
   if (!c.on) return;
   ++c.instances;
   c.calls_at_end = c.collective_calls;
@@ -527,6 +553,7 @@ void start_burst(const burst::Post& p) {
 bool note_post(const burst::Post& p, bool clean) {
   State& s = st();
   if (s.outstanding.empty() && s.current.empty()) {
+    s.burst_start = PMPI_Wtime();
     start_burst(p);  // level collective: the cycle before it, its promise
     // A new burst: substitute it if the learned one is expected (level local or above).
     s.substituting = s.learner->expected() != nullptr;
@@ -1004,6 +1031,7 @@ void p2p_init() {
     return;  // level local (enabled() says so)
   PMPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &c.size);
+  c.use_trial = cfg->trial;
   s.world_id = comm_info(MPI_COMM_WORLD).id;
   c.on = true;
 }

@@ -218,3 +218,41 @@ TEST(BurstAgree, LayoutPairsSendsAndReceivesInTheSameOrder) {
     }
   }
 }
+
+TEST(BurstAgree, ModeTrialKeepsTheFasterWayAndRechecks) {
+  // Collective exchanges cost 2 ms, local bursts 1 ms: after 3 samples each, local wins.
+  ModeTrial t(3, 10);
+  int collective_runs = 0;
+  for (int i = 0; i < 6; ++i) {
+    const bool c = t.collective();
+    collective_runs += c;
+    t.sample(c, c ? 2e-3 : 1e-3);
+  }
+  EXPECT_EQ(collective_runs, 3);  // alternated while measuring
+  ASSERT_TRUE(t.decided());
+  EXPECT_FALSE(t.collective());
+  // It runs local for `recheck` bursts, then measures collective again (3 times) and, when the
+  // network changed so that collective is now faster, switches.
+  int local_runs = 0;
+  while (!t.collective()) {
+    t.sample(false, 1e-3);
+    ++local_runs;
+    ASSERT_LT(local_runs, 100);
+  }
+  EXPECT_EQ(local_runs, 10);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(t.collective());
+    t.sample(true, 0.5e-3);
+  }
+  EXPECT_TRUE(t.collective());
+  // Deterministic: the same samples in the same order give the same decisions.
+  ModeTrial a(4, 0), b(4, 0);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(a.collective(), b.collective());
+    const bool c = a.collective();
+    const double s = 1e-3 * (1 + static_cast<double>(rng() % 100) / 100.0);
+    a.sample(c, s);
+    b.sample(c, s);
+  }
+}
