@@ -9,8 +9,9 @@
 # declares its own MPI_* weak and exports PMPI_*, so the wrappers intercept as under a real MPI.
 # The smpicxx compiler is swapped in per target through a compiler/linker launcher, so the rest
 # of this tree builds as usual. Output: <build>/smpi/irregular_exchange; run it with smpirun, or
-# through apps/bench/bench.py smpi.
-option(COMMSCHED_SMPI "Also build the library and irregular_exchange for SimGrid SMPI (smpicxx)" OFF)
+# through apps/bench/bench.py smpi. With METIS also <build>/smpi/halo_exchange and cg_solver
+# (targets halo_exchange_smpi, cg_solver_smpi; bench.py smpi --set bursts).
+option(COMMSCHED_SMPI "Also build the library and the bundled MPI programs for SimGrid SMPI (smpicxx)" OFF)
 
 if(COMMSCHED_SMPI)
   find_program(COMMSCHED_SMPICXX smpicxx)
@@ -59,16 +60,33 @@ if(COMMSCHED_SMPI)
       set_target_properties(commsched_smpi PROPERTIES CXX_COMPILER_LAUNCHER "${_launcher}"
                             CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF)
 
-      add_executable(irregular_exchange_smpi ${PROJECT_SOURCE_DIR}/apps/irregular_exchange.cpp)
-      # Whole archive: SMPI declares MPI_* weak, and weak references never pull archive members.
-      target_link_libraries(irregular_exchange_smpi PRIVATE
-                            "$<LINK_LIBRARY:WHOLE_ARCHIVE,commsched_smpi>")
-      # SMPI loads the program with dlopen and looks up main: keep symbols visible.
-      set_target_properties(irregular_exchange_smpi PROPERTIES
-                            CXX_COMPILER_LAUNCHER "${_launcher}" CXX_LINKER_LAUNCHER "${_launcher}"
-                            CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF
-                            OUTPUT_NAME irregular_exchange
-                            RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/smpi)
+      # One simulated program: its sources and the library, linked with smpicxx.
+      function(_commsched_smpi_program _name)
+        add_executable(${_name}_smpi ${ARGN})
+        # Whole archive: SMPI declares MPI_* weak, and weak references never pull archive members.
+        target_link_libraries(${_name}_smpi PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,commsched_smpi>")
+        # SMPI loads the program with dlopen and looks up main: keep symbols visible.
+        set_target_properties(${_name}_smpi PROPERTIES
+                              CXX_COMPILER_LAUNCHER "${_launcher}" CXX_LINKER_LAUNCHER "${_launcher}"
+                              CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF
+                              OUTPUT_NAME ${_name}
+                              RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/smpi)
+      endfunction()
+      _commsched_smpi_program(irregular_exchange ${PROJECT_SOURCE_DIR}/apps/irregular_exchange.cpp)
+
+      # halo_exchange and cg_solver (issue 6's bursts), when apps/CMakeLists.txt found METIS: the
+      # mesh pieces compiled into each program with smpicxx, METIS linked as it is (only rank 0
+      # partitions, so the ranks sharing one copy of the shared library is harmless).
+      if(TARGET mesh_apps)
+        set(_mesh ${PROJECT_SOURCE_DIR}/apps/mesh)
+        foreach(_app halo_exchange cg_solver)
+          _commsched_smpi_program(${_app} ${PROJECT_SOURCE_DIR}/apps/${_app}.cpp
+                                  ${_mesh}/mesh.cpp ${_mesh}/halo.cpp ${_mesh}/program.cpp)
+          target_include_directories(${_app}_smpi PRIVATE ${PROJECT_SOURCE_DIR}/apps
+                                     ${COMMSCHED_METIS_INCLUDE_DIR})
+          target_link_libraries(${_app}_smpi PRIVATE ${COMMSCHED_METIS_LIBRARY})
+        endforeach()
+      endif()
     endfunction()
     cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _commsched_smpi_targets)
   endif()
