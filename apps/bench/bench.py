@@ -8,6 +8,9 @@
       SimGrid SMPI (the library linked into irregular_exchange built with smpicxx, see
       cmake/smpi.cmake) on the platforms of config/platforms/. Deterministic: one run per point.
       Without SimGrid or without the SMPI build: one SKIPPED line, exit 0.
+  apps/bench/bench.py smpi --set bursts [--ranks 64,256] [--platforms flat] ...
+      Issue 6: halo_exchange and cg_solver (Isend/Irecv bursts, built for SMPI with METIS)
+      natively and linked with COMMSCHED_BURSTS=off and =local; see smpi_bursts_main.
 
 Writes one JSON object per line and point (tier, platform, ranks, workload, params, strategy,
 time_s, spread, lower_bound_s, native_s, ...) to --out (default results/<tier>-<set>.jsonl under
@@ -335,26 +338,53 @@ def model_fields(rep, sid):
     return out
 
 
+def smpi_select(points, a):
+    """The points of a set that --ranks and --platforms keep (points: (platform, ranks, ...))."""
+    if a.ranks:
+        keep = {int(x) for x in a.ranks.split(",")}
+        points = [p for p in points if p[1] in keep]
+    if a.platforms:
+        keep = set(a.platforms.split(","))
+        points = [p for p in points if p[0] in keep]
+    return points
+
+
+def smpi_hostfile(work, plat, n):
+    """A hostfile placing n ranks on platform plat, one per host."""
+    path = os.path.join(work, f"hosts-{plat}-{n}")
+    with open(path, "w") as f:
+        f.write("\n".join(SMPI_PLATFORMS[plat]["hosts"](n)) + "\n")
+    return path
+
+
+def smpi_run(a, smpirun, plat, n, hostfile, cfg, argv, env):
+    """One simulation of argv (program and arguments) on n ranks. Returns (cmd, rc, stdout,
+    stderr, wall seconds, parsed stdout)."""
+    cmd = [smpirun, "-np", str(n), "-platform",
+           os.path.join(REPO, "config", "platforms", SMPI_PLATFORMS[plat]["file"]), "-hostfile",
+           hostfile] + cfg + argv
+    t0 = time.time()
+    rc, so, se = run_cmd(cmd, env, a.timeout)
+    return cmd, rc, so, se, time.time() - t0, parse_output(so)
+
+
 def smpi_main(a):
     smpirun = shutil.which("smpirun")
     if not smpirun:
         skip("SimGrid SMPI: no smpirun (Debian: apt-get install libsimgrid-dev)")
     ver = subprocess.run([smpirun, "--version"], capture_output=True, text=True).stdout.strip()
+    if a.set == "bursts":
+        smpi_bursts_main(a, smpirun, ver)
+        return
     app = os.path.join(a.build, "smpi", "irregular_exchange")
     if not os.access(app, os.X_OK):
         skip(f"SimGrid SMPI: {app} not built (configure with -DCOMMSCHED_SMPI=ON and build "
              "target irregular_exchange_smpi)")
     strategies = a.strategies.split(",") if a.strategies else strategy_ids(a.build)
-    points = smpi_points(a.set, strategies, explicit=bool(a.strategies))
-    if a.ranks:
-        keep = {int(x) for x in a.ranks.split(",")}
-        points = [p for p in points if p[1] in keep]
+    points = smpi_select(smpi_points(a.set, strategies, explicit=bool(a.strategies)), a)
     if a.units:
         keep = {int(x) for x in a.units.split(",")}
         points = [p for p in points if p[2]["params"]["unit"] in keep]
-    if a.platforms:
-        keep = set(a.platforms.split(","))
-        points = [p for p in points if p[0] in keep]
     work = tempfile.mkdtemp(prefix="cs-smpi-")
     out = open_out(a, "smpi")
     t_start = time.time()
@@ -362,9 +392,7 @@ def smpi_main(a):
     try:
         for plat, n, w, strats in points:
             p = SMPI_PLATFORMS[plat]
-            hostfile = os.path.join(work, f"hosts-{plat}-{n}")
-            with open(hostfile, "w") as f:
-                f.write("\n".join(p["hosts"](n)) + "\n")
+            hostfile = smpi_hostfile(work, plat, n)
             matrix_file = os.path.join(work, "matrix.txt")
             if os.path.exists(matrix_file):
                 os.remove(matrix_file)
@@ -409,13 +437,8 @@ def smpi_main(a):
                                     "--clock", "monotonic"]
                 if not os.path.exists(matrix_file):
                     args += ["--matrix-out", matrix_file]
-                cmd = [smpirun, "-np", str(n), "-platform",
-                       os.path.join(REPO, "config", "platforms", p["file"]), "-hostfile",
-                       hostfile] + cfg + [app] + args
-                t0 = time.time()
-                rc, so, se = run_cmd(cmd, env, a.timeout)
-                wall = time.time() - t0
-                r = parse_output(so)
+                cmd, rc, so, se, wall, r = smpi_run(a, smpirun, plat, n, hostfile, cfg,
+                                                    [app] + args, env)
                 if rc != 0 or "stats" not in r:
                     log(f"[bench] {plat} n={n} {w['workload']} {s}: failed rc={rc} "
                         f"after {wall:.0f} s\n{se[-1500:]}")
@@ -459,6 +482,114 @@ def smpi_main(a):
     finally:
         shutil.rmtree(work, ignore_errors=True)
         out.close()
+
+
+# ------------------------------------------------------------------------------------------
+# SMPI, issue 6: Isend/Irecv bursts of halo_exchange and cg_solver
+
+# (platform, ranks, app, mesh vertices). Every simulated rank builds the whole mesh (only rank 0
+# partitions it), about 28 MB and 0.2 s of CPU per rank at 256000 vertices, all in the one
+# SMPI process: the 1024-rank points use a quarter of the mesh to stay within memory.
+BURSTS_APPS = ["halo_exchange", "cg_solver"]
+BURSTS_POINTS = [(plat, n, app, v) for plat, n, v in
+                 [("flat", 64, 256000), ("flat", 256, 256000), ("two_clusters", 64, 256000),
+                  ("flat", 1024, 65536)] for app in BURSTS_APPS]
+# native: the library linked but disabled; off: intercepting, every call passed through;
+# local: a learned burst's sends released in shift order.
+BURSTS_LEVELS = ["native", "off", "local"]
+# Bytes per ghost vertex: halo_exchange's default 4 components, cg_solver's 1.
+BURSTS_VALUE_BYTES = {"halo_exchange": 32, "cg_solver": 8}
+BURST_REPORT_RE = re.compile(r"burst pattern \d+ \(bursts=\w+\): \d+ rank\(s\), up to \d+ posts, "
+                             r"(\d+) bursts, (\d+) substituted, (\d+) fell back")
+
+
+def smpi_bursts_main(a, smpirun, ver):
+    """Each point: the app natively (COMMSCHED_ENABLE=0) and with COMMSCHED_BURSTS=off and =local
+    (COMMSCHED_LEARN_CALLS=1: the first exchange learns, the others are substituted), --iterations
+    exchanges each timed after a barrier (--time --clock monotonic, SMPI's simulated clock);
+    time_s is the median over the exchanges. lower_bound_s: the most bytes one rank sends per
+    exchange (the app's max_rank_bytes) over its host link; it leaves out the receive side and,
+    on two_clusters, the shared inter-cluster link, so it is a bound, not always a tight one.
+    The result lines (checksum, sum, traffic) must be identical across the three levels."""
+    apps = {app: os.path.join(a.build, "smpi", app) for app in BURSTS_APPS}
+    missing = [p for p in apps.values() if not os.access(p, os.X_OK)]
+    if missing:
+        skip(f"SimGrid SMPI: {missing[0]} not built (configure with -DCOMMSCHED_SMPI=ON with METIS, "
+             "Debian libmetis-dev, and build targets halo_exchange_smpi cg_solver_smpi)")
+    points = smpi_select(BURSTS_POINTS, a)
+    if a.apps:
+        keep = set(a.apps.split(","))
+        points = [p for p in points if p[2] in keep]
+    work = tempfile.mkdtemp(prefix="cs-smpi-bursts-")
+    out = open_out(a, "smpi")
+    t_start = time.time()
+    suffix = f"+o{a.overhead_us:g}us" if a.overhead_us > 0 else ""
+    mismatches = []
+    try:
+        for plat, n, app, vertices in points:
+            p = SMPI_PLATFORMS[plat]
+            hostfile = smpi_hostfile(work, plat, n)
+            w = {"workload": app,
+                 "params": {"app": app, "vertices": vertices, "iterations": a.burst_iterations,
+                            "unit": BURSTS_VALUE_BYTES[app]}}
+            native, rows = None, []
+            for level in BURSTS_LEVELS:
+                env = dict(os.environ)
+                if level == "native":
+                    env["COMMSCHED_ENABLE"] = "0"
+                else:
+                    env.update(COMMSCHED_BURSTS=level, COMMSCHED_LEARN_CALLS="1")
+                argv = [apps[app], "--vertices", str(vertices), "--iterations",
+                        str(a.burst_iterations), "--time", "--clock", "monotonic"]
+                _, rc, so, se, wall, r = smpi_run(a, smpirun, plat, n, hostfile,
+                                                  smpi_cfg(a, "default"), argv, env)
+                if rc != 0 or "stats" not in r:
+                    log(f"[bench] {plat} n={n} {app} {level}: failed rc={rc} after {wall:.0f} s\n"
+                        f"{se[-1500:]}")
+                    rows.append(None)
+                    continue
+                t = r["stats"]["median"]
+                if level == "native":
+                    native = t
+                lb = int(r["max_rank_bytes"]) / p["port"] if "max_rank_bytes" in r else None
+                bursts = [tuple(map(int, m)) for m in BURST_REPORT_RE.findall(so + se)]
+                extra = {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
+                         "repetitions": 1, "bursts": level, "overhead_us": a.overhead_us,
+                         "sum": r.get("sum"), "messages_per_iter": int(r["messages_per_iteration"]),
+                         "max_peers": int(r["max_peers"]),
+                         "max_rank_bytes": int(r["max_rank_bytes"]),
+                         "bursts_seen": sum(b[0] for b in bursts) if bursts else None,
+                         "bursts_substituted": sum(b[1] for b in bursts) if bursts else None,
+                         "bursts_fell_back": sum(b[2] for b in bursts) if bursts else None}
+                r["bytes_per_iter"] = r.get("bytes_per_iteration", 0)
+                r["errors"] = 0  # the apps check nothing themselves; the checksums are compared
+                rec = record("smpi", plat + suffix, n, w, level, r, lb, native, wall, extra)
+                rows.append(rec)
+                emit(out, rec)
+            mismatches += check_burst_results(rows)
+        log(f"[bench] smpi set 'bursts': {len(points)} points in {time.time() - t_start:.0f} s "
+            "wall")
+        if mismatches:
+            log("[bench] WARNING: result lines differ between levels:\n  " + "\n  ".join(mismatches))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        out.close()
+
+
+def check_burst_results(rows):
+    """The result lines (checksum, sum, traffic) of every level of one point must be identical;
+    returns one description per point where they are not, or where a level failed."""
+    done = [r for r in rows if r]
+    if not done:
+        return []
+    key = lambda r: (r["checksum"], r["sum"], r["messages_per_iter"], r["bytes_per_iter"])
+    r0 = done[0]
+    where = f"{r0['platform']} n={r0['ranks']} {r0['workload']}"
+    if len(done) < len(rows):
+        return [f"{where}: {len(rows) - len(done)} level(s) failed"]
+    if len({key(r) for r in done}) > 1:
+        return [f"{where}: " + ", ".join(f"{r['strategy']} {key(r)}" for r in done)]
+    return []
 
 
 # ------------------------------------------------------------------------------------------
@@ -683,7 +814,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tier", choices=["netns", "smpi", "netns-inner"])
     ap.add_argument("--set", default="default",
-                    choices=["smoke", "default", "full", "table5", "table11", "issue5"])
+                    choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts"])
     ap.add_argument("--build", default=None, help="build tree (smpi: the COMMSCHED_SMPI=ON one)")
     ap.add_argument("--out", default=None, help="JSON lines file")
     ap.add_argument("--append", action="store_true", help="append to --out")
@@ -713,6 +844,10 @@ def main():
                     help="smpi: above this many ranks auto's native calls (learning, trial) use "
                          "SMPI's pairwise alltoallv, cheap to simulate, not the linear one")
     ap.add_argument("--platforms", default=None, help="smpi: only these platforms")
+    ap.add_argument("--apps", default=None,
+                    help="smpi --set bursts: only these programs (halo_exchange,cg_solver)")
+    ap.add_argument("--burst-iterations", type=int, default=10,
+                    help="smpi --set bursts: exchanges per run, each timed (the first learns)")
     ap.add_argument("--learn-alltoallv", default="auto",
                     help="SMPI alltoallv algorithm for the library runs' untimed learning calls; "
                          "auto: pair from 256 ranks (cheap to simulate), else SMPI's default")
@@ -720,8 +855,8 @@ def main():
                     help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build or default_build())
-    if a.set in ("table5", "table11", "issue5") and a.tier != "smpi":
-        ap.error(f"--set {a.set} is an SMPI set (the CM-5-like platform)")
+    if a.set in ("table5", "table11", "issue5", "bursts") and a.tier != "smpi":
+        ap.error(f"--set {a.set} is an SMPI set")
     if a.tier == "smpi":
         smpi_main(a)
     elif a.tier == "netns":

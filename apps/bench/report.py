@@ -20,6 +20,10 @@ Then two summaries over the points that have them:
     measured, the two ranks, the lower bounds).
   * issue 5 (indirect routes): per point the best direct and the best indirect strategy, native
     over the best indirect one (target >= 3x at 1024 ranks with small messages) and auto's choice.
+
+Lines of bench.py smpi --set bursts (issue 6: halo_exchange and cg_solver natively and with
+COMMSCHED_BURSTS=off and =local) get a table of their own, a row per point: time per exchange
+per level, the lower bound, the ratios, and whether the three runs printed the same results.
 """
 import argparse
 import collections
@@ -293,6 +297,39 @@ def render_issue5(groups):
     return "\n".join(out) if n else ""
 
 
+BURST_LEVELS = ["native", "off", "local"]
+
+
+def render_bursts(recs):
+    """Issue 6: a row per (app, platform, ranks) with every level's time per exchange."""
+    points = collections.OrderedDict()
+    for r in recs:
+        key = (r["workload"], r["platform"], r["ranks"], r["params"].get("vertices"))
+        points.setdefault(key, {})[r["strategy"]] = r
+    out = ["| app | platform | ranks | vertices | messages (max peers) | LB | native | off | local | "
+           "native/local | off/native | local/LB | same results |", "|" + "---|" * 13]
+    ratio = lambda x, y: f"{x / y:.2f}" if x and y else "–"
+    # Exchanges take microseconds here: four digits, so the levels' differences show.
+    ms = lambda t: f"{t * 1e3:.4g}" if t is not None else "–"
+    for (app, platform, ranks, vertices), cells in points.items():
+        t = {lvl: cells[lvl]["time_s"] if lvl in cells else None for lvl in BURST_LEVELS}
+        any_r = next(iter(cells.values()))
+        lb = any_r.get("lower_bound_s")
+        keys = {(r.get("checksum"), r.get("sum"), r.get("messages_per_iter"),
+                 r.get("bytes_per_iter")) for r in cells.values()}
+        same = "yes" if len(keys) == 1 and len(cells) == len(BURST_LEVELS) else "**no**"
+        out.append(f"| {app} | {platform} | {ranks} | {vertices} | "
+                   f"{any_r.get('messages_per_iter')} ({any_r.get('max_peers')}) | {ms(lb)} | "
+                   + " | ".join(ms(t[lvl]) for lvl in BURST_LEVELS) + " | "
+                   f"{ratio(t['native'], t['local'])} | {ratio(t['off'], t['native'])} | "
+                   f"{ratio(t['local'], lb)} | {same} |")
+    out.append("\nTimes per exchange in ms (simulated; median over the exchanges of one run); "
+               "messages: per exchange, all ranks; LB = the most bytes one rank sends per "
+               "exchange / its link's bandwidth; same results: checksum, sum and traffic lines "
+               "identical across native, off and local.")
+    return "\n".join(out)
+
+
 PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939",
            "#843c39", "#7b4173"]
@@ -365,7 +402,8 @@ def main():
                     help="write every point's predicted-against-measured table here")
     a = ap.parse_args()
     recs = load(a.results)
-    groups = tables(recs)
+    burst_recs = [r for r in recs if r.get("bursts")]
+    groups = tables([r for r in recs if not r.get("bursts")])
     svg_dir = a.svg_dir or (os.path.join(os.path.dirname(os.path.abspath(a.md)), "bench-plots")
                             if a.md else None)
     links = {}
@@ -393,6 +431,8 @@ def main():
     issue5 = render_issue5(groups)
     if issue5:
         md += "\n#### Indirect routes per point (issue 5)\n\n" + issue5 + "\n"
+    if burst_recs:
+        md += "\n#### Isend/Irecv bursts per point (issue 6)\n\n" + render_bursts(burst_recs) + "\n"
     if a.predictions:
         with open(a.predictions, "w") as f:
             f.write("# Predicted against measured time per strategy (SMPI)\n\n"
