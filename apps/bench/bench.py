@@ -495,22 +495,28 @@ BURSTS_POINTS = [(plat, n, app, v) for plat, n, v in
                  [("flat", 64, 256000), ("flat", 256, 256000), ("two_clusters", 64, 256000),
                   ("flat", 1024, 65536)] for app in BURSTS_APPS]
 # native: the library linked but disabled; off: intercepting, every call passed through;
-# local: a learned burst's sends released in shift order.
-BURSTS_LEVELS = ["native", "off", "local"]
+# local: a learned burst's sends released in shift order; collective: a burst every rank votes
+# for runs as one exchange through the Alltoallv path (auto chooses its schedule).
+BURSTS_LEVELS = ["native", "off", "local", "collective"]
+# collective's learning and auto's trial call SMPI's linear MPI_Alltoallv, minutes per call to
+# simulate at 1024 ranks (see the SMPI section of BENCHMARKS.md): above this, not simulated.
+BURSTS_COLLECTIVE_MAX_RANKS = 256
 # Bytes per ghost vertex: halo_exchange's default 4 components, cg_solver's 1.
 BURSTS_VALUE_BYTES = {"halo_exchange": 32, "cg_solver": 8}
 BURST_REPORT_RE = re.compile(r"burst pattern \d+ \(bursts=\w+\): \d+ rank\(s\), up to \d+ posts, "
-                             r"(\d+) bursts, (\d+) substituted, (\d+) fell back")
+                             r"(\d+) bursts, (\d+) substituted(?: \((\d+) as collective "
+                             r"exchanges\))?, (\d+) fell back")
 
 
 def smpi_bursts_main(a, smpirun, ver):
-    """Each point: the app natively (COMMSCHED_ENABLE=0) and with COMMSCHED_BURSTS=off and =local
-    (COMMSCHED_LEARN_CALLS=1: the first exchange learns, the others are substituted), --iterations
+    """Each point: the app natively (COMMSCHED_ENABLE=0) and with COMMSCHED_BURSTS=off, =local and
+    =collective (COMMSCHED_LEARN_CALLS=1: the first exchange learns, the others are substituted;
+    collective also runs auto's trial, COMMSCHED_TRIAL_CALLS=1, on a few exchanges), --iterations
     exchanges each timed after a barrier (--time --clock monotonic, SMPI's simulated clock);
-    time_s is the median over the exchanges. lower_bound_s: the most bytes one rank sends per
+    time_s is the median over the exchanges (the default 20 leaves learning and trial out). lower_bound_s: the most bytes one rank sends per
     exchange (the app's max_rank_bytes) over its host link; it leaves out the receive side and,
     on two_clusters, the shared inter-cluster link, so it is a bound, not always a tight one.
-    The result lines (checksum, sum, traffic) must be identical across the three levels."""
+    The result lines (checksum, sum, traffic) must be identical across the levels."""
     apps = {app: os.path.join(a.build, "smpi", app) for app in BURSTS_APPS}
     missing = [p for p in apps.values() if not os.access(p, os.X_OK)]
     if missing:
@@ -534,11 +540,21 @@ def smpi_bursts_main(a, smpirun, ver):
                             "unit": BURSTS_VALUE_BYTES[app]}}
             native, rows = None, []
             for level in BURSTS_LEVELS:
+                if level == "collective" and n > BURSTS_COLLECTIVE_MAX_RANKS:
+                    log(f"[bench] {plat} n={n} {app}: collective not simulated above "
+                        f"{BURSTS_COLLECTIVE_MAX_RANKS} ranks")
+                    continue
                 env = dict(os.environ)
+                report = os.path.join(work, "report.json")
+                if os.path.exists(report):
+                    os.remove(report)
                 if level == "native":
                     env["COMMSCHED_ENABLE"] = "0"
                 else:
-                    env.update(COMMSCHED_BURSTS=level, COMMSCHED_LEARN_CALLS="1")
+                    env.update(COMMSCHED_BURSTS=level, COMMSCHED_LEARN_CALLS="1",
+                               COMMSCHED_TRIAL_CALLS="1", COMMSCHED_REPORT=report,
+                               COMMSCHED_MACHINE=os.path.join(REPO, "config", "machines",
+                                                              p["machine"]))
                 argv = [apps[app], "--vertices", str(vertices), "--iterations",
                         str(a.burst_iterations), "--time", "--clock", "monotonic"]
                 _, rc, so, se, wall, r = smpi_run(a, smpirun, plat, n, hostfile,
@@ -552,7 +568,7 @@ def smpi_bursts_main(a, smpirun, ver):
                 if level == "native":
                     native = t
                 lb = int(r["max_rank_bytes"]) / p["port"] if "max_rank_bytes" in r else None
-                bursts = [tuple(map(int, m)) for m in BURST_REPORT_RE.findall(so + se)]
+                bursts = [tuple(int(x or 0) for x in m) for m in BURST_REPORT_RE.findall(so + se)]
                 extra = {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
                          "repetitions": 1, "bursts": level, "overhead_us": a.overhead_us,
                          "sum": r.get("sum"), "messages_per_iter": int(r["messages_per_iteration"]),
@@ -560,7 +576,11 @@ def smpi_bursts_main(a, smpirun, ver):
                          "max_rank_bytes": int(r["max_rank_bytes"]),
                          "bursts_seen": sum(b[0] for b in bursts) if bursts else None,
                          "bursts_substituted": sum(b[1] for b in bursts) if bursts else None,
-                         "bursts_fell_back": sum(b[2] for b in bursts) if bursts else None}
+                         "bursts_as_collective": sum(b[2] for b in bursts) if bursts else None,
+                         "bursts_fell_back": sum(b[3] for b in bursts) if bursts else None}
+                rep = read_report(report) if level == "collective" else None
+                if rep:  # the exchange's pattern: auto's choice and its trial
+                    extra.update(model_fields(rep, "auto"))
                 r["bytes_per_iter"] = r.get("bytes_per_iteration", 0)
                 r["errors"] = 0  # the apps check nothing themselves; the checksums are compared
                 rec = record("smpi", plat + suffix, n, w, level, r, lb, native, wall, extra)
@@ -846,7 +866,7 @@ def main():
     ap.add_argument("--platforms", default=None, help="smpi: only these platforms")
     ap.add_argument("--apps", default=None,
                     help="smpi --set bursts: only these programs (halo_exchange,cg_solver)")
-    ap.add_argument("--burst-iterations", type=int, default=10,
+    ap.add_argument("--burst-iterations", type=int, default=20,
                     help="smpi --set bursts: exchanges per run, each timed (the first learns)")
     ap.add_argument("--learn-alltoallv", default="auto",
                     help="SMPI alltoallv algorithm for the library runs' untimed learning calls; "

@@ -22,8 +22,9 @@ Then two summaries over the points that have them:
     over the best indirect one (target >= 3x at 1024 ranks with small messages) and auto's choice.
 
 Lines of bench.py smpi --set bursts (issue 6: halo_exchange and cg_solver natively and with
-COMMSCHED_BURSTS=off and =local) get a table of their own, a row per point: time per exchange
-per level, the lower bound, the ratios, and whether the three runs printed the same results.
+COMMSCHED_BURSTS=off, =local and =collective) get a table of their own, a row per point: time
+per exchange per level, the lower bound, the ratios, collective's choice, and whether every run
+printed the same results.
 """
 import argparse
 import collections
@@ -297,7 +298,7 @@ def render_issue5(groups):
     return "\n".join(out) if n else ""
 
 
-BURST_LEVELS = ["native", "off", "local"]
+BURST_LEVELS = ["native", "off", "local", "collective"]
 
 
 def render_bursts(recs):
@@ -307,7 +308,8 @@ def render_bursts(recs):
         key = (r["workload"], r["platform"], r["ranks"], r["params"].get("vertices"))
         points.setdefault(key, {})[r["strategy"]] = r
     out = ["| app | platform | ranks | vertices | messages (max peers) | LB | native | off | local | "
-           "native/local | off/native | local/LB | same results |", "|" + "---|" * 13]
+           "collective | native/local | off/native | native/collective | local/LB | "
+           "collective chose | same results |", "|" + "---|" * 16]
     ratio = lambda x, y: f"{x / y:.2f}" if x and y else "–"
     # Exchanges take microseconds here: four digits, so the levels' differences show.
     ms = lambda t: f"{t * 1e3:.4g}" if t is not None else "–"
@@ -317,16 +319,19 @@ def render_bursts(recs):
         lb = any_r.get("lower_bound_s")
         keys = {(r.get("checksum"), r.get("sum"), r.get("messages_per_iter"),
                  r.get("bytes_per_iter")) for r in cells.values()}
-        same = "yes" if len(keys) == 1 and len(cells) == len(BURST_LEVELS) else "**no**"
+        same = "yes" if len(keys) == 1 else "**no**"
+        coll = cells.get("collective")
         out.append(f"| {app} | {platform} | {ranks} | {vertices} | "
                    f"{any_r.get('messages_per_iter')} ({any_r.get('max_peers')}) | {ms(lb)} | "
                    + " | ".join(ms(t[lvl]) for lvl in BURST_LEVELS) + " | "
                    f"{ratio(t['native'], t['local'])} | {ratio(t['off'], t['native'])} | "
-                   f"{ratio(t['local'], lb)} | {same} |")
+                   f"{ratio(t['native'], t['collective'])} | {ratio(t['local'], lb)} | "
+                   f"{(coll.get('chosen') or '?') if coll else '–'} | {same} |")
     out.append("\nTimes per exchange in ms (simulated; median over the exchanges of one run); "
                "messages: per exchange, all ranks; LB = the most bytes one rank sends per "
-               "exchange / its link's bandwidth; same results: checksum, sum and traffic lines "
-               "identical across native, off and local.")
+               "exchange / its link's bandwidth; collective chose: auto's choice for the exchange's "
+               "pattern after its trial; same results: checksum, sum and traffic lines "
+               "identical across the levels run (– : not run).")
     return "\n".join(out)
 
 
