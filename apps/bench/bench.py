@@ -498,9 +498,10 @@ BURSTS_POINTS = [(plat, n, app, v) for plat, n, v in
 # local: a learned burst's sends released in shift order; collective: a burst every rank votes
 # for runs as one exchange through the Alltoallv path (auto chooses its schedule).
 BURSTS_LEVELS = ["native", "off", "local", "collective"]
-# collective's learning and auto's trial call SMPI's linear MPI_Alltoallv, minutes per call to
-# simulate at 1024 ranks (see the SMPI section of BENCHMARKS.md): above this, not simulated.
-BURSTS_COLLECTIVE_MAX_RANKS = 256
+# collective runs every exchange after the first through the Alltoallv path: auto settles on
+# SMPI's linear MPI_Alltoallv, slow to simulate (see the SMPI section of BENCHMARKS.md); a
+# 256-rank halo_exchange run did not finish in 10 minutes. Above this, not simulated.
+BURSTS_COLLECTIVE_MAX_RANKS = 64
 # Bytes per ghost vertex: halo_exchange's default 4 components, cg_solver's 1.
 BURSTS_VALUE_BYTES = {"halo_exchange": 32, "cg_solver": 8}
 BURST_REPORT_RE = re.compile(r"burst pattern \d+ \(bursts=\w+\): \d+ rank\(s\), up to \d+ posts, "
