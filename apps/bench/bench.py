@@ -500,8 +500,9 @@ BURSTS_POINTS = [(plat, n, app, v) for plat, n, v in
 BURSTS_LEVELS = ["native", "off", "local", "collective"]
 # collective runs every exchange after the first through the Alltoallv path: auto settles on
 # SMPI's linear MPI_Alltoallv, slow to simulate (see the SMPI section of BENCHMARKS.md); a
-# 256-rank halo_exchange run did not finish in 10 minutes. Above this, not simulated.
-BURSTS_COLLECTIVE_MAX_RANKS = 64
+# 256-rank halo_exchange run did not finish in 10 minutes before level collective had its trial.
+# Above CS_BURSTS_COLLECTIVE_MAX_RANKS (default 64), not simulated.
+BURSTS_COLLECTIVE_MAX_RANKS = int(os.environ.get("CS_BURSTS_COLLECTIVE_MAX_RANKS", "64"))
 # Bytes per ghost vertex: halo_exchange's default 4 components, cg_solver's 1.
 BURSTS_VALUE_BYTES = {"halo_exchange": 32, "cg_solver": 8}
 BURST_REPORT_RE = re.compile(r"burst pattern \d+ \(bursts=\w+\): \d+ rank\(s\), up to \d+ posts, "
