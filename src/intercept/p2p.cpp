@@ -111,10 +111,8 @@ struct Collective {
   int rank = 0;
   int size = 1;
   bool stopped = false;              // cast or read a quit: no more votes
-  bool dirty = false;                // a message the library cannot count: quit at next vote
   // The cycle: calls between the previous burst and the next.
   std::vector<std::uint64_t> cycle_now;
-  bool cycle_clean = true;
   std::unique_ptr<burst::CycleLearner> cycles;
   std::uint64_t collective_calls = 0;  // in-cycle calls so far
   std::uint64_t instances = 0;         // bursts ended so far
@@ -138,7 +136,6 @@ struct Collective {
   bool last_collective = false;
   // Reused buffers of the exchange.
   std::vector<char> sendbuf, recvbuf;
-  std::int64_t exchanges = 0;
 };
 
 struct State {
@@ -291,7 +288,7 @@ bool collective_active() {
 }
 
 // Reads one result (the oldest outstanding vote).
-void take_result(Promise& p) {
+burst::Verdict take_result(Promise& p) {
   Collective& c = st().col;
   const burst::Verdict v = burst::verdict(p.out, c.size);
   if (v == burst::Verdict::quit) c.stopped = true;
@@ -303,6 +300,7 @@ void take_result(Promise& p) {
     c.trial.sample(p.prev_collective,
                    static_cast<double>(p.out[burst::elapsed_us]) * 1e-6 / c.size);
   c.last_all_follow = all_follow;
+  return v;
 }
 
 // Reads every result that has arrived, oldest first; a quit stops the votes.
@@ -353,15 +351,15 @@ void cast_vote(Ballot b) {
   ++c.since_go;
 }
 
-// Waits for the result of this rank's yes (the only vote outstanding then); returns it.
-burst::Verdict await_yes() {
+// Waits for the only vote outstanding (a yes is cast with no older result unread, and a rank
+// waits for its previous vote only when that one is all it has outstanding); returns its result.
+burst::Verdict await_only() {
   Collective& c = st().col;
-  if (c.promises.empty()) return burst::Verdict::native;
-  Promise& p = *c.promises.back();
+  if (c.promises.size() != 1) return burst::Verdict::native;
+  Promise& p = *c.promises.front();
   PMPI_Wait(&p.req, MPI_STATUS_IGNORE);
-  const burst::Verdict v = burst::verdict(p.out, c.size);
-  take_result(p);
-  c.promises.pop_back();
+  const burst::Verdict v = take_result(p);
+  c.promises.pop_front();
   return v;
 }
 
@@ -389,7 +387,7 @@ void leave_collective() {
   if (!collective_active()) return;
   if (c.voted_yes) {
     c.voted_yes = false;
-    if (await_yes() == burst::Verdict::go) commit(false);
+    if (await_only() == burst::Verdict::go) commit(false);
   }
   c.promised = false;
   if (!c.stopped) cast_vote(Ballot::quit);
@@ -403,7 +401,7 @@ bool can_promise(std::uint64_t first, const burst::Post* post) {
   Collective& c = s.col;
   const burst::Signature* expected = s.learner->expected();
   const std::vector<std::uint64_t>* cycle = c.cycles->expected();
-  if (c.dirty || !expected || !cycle || expected->empty()) return false;
+  if (!expected || !cycle || expected->empty()) return false;
   for (const burst::Post& p : *expected)
     if (p.comm != s.world_id || p.peer < 0 || p.peer >= c.size) return false;
   if (post) return cycle->empty() && (*expected)[0] == *post;
@@ -420,7 +418,7 @@ void vote_for_next(std::uint64_t call_id, const burst::Post* post) {
   // Quit when nothing can come of voting: a message that cannot be counted, 64 votes without a
   // collective burst, or a trial that found the collective exchange slower than level local
   // (the votes themselves cost a reduction per burst; without them local runs at full speed).
-  if (c.dirty || c.since_go >= kMaxWaitingVotes ||
+  if (c.since_go >= kMaxWaitingVotes ||
       (c.use_trial && c.trial.decided() && !c.trial.collective())) {
     cast_vote(Ballot::quit);
     return;
@@ -431,10 +429,7 @@ void vote_for_next(std::uint64_t call_id, const burst::Post* post) {
   // (Not needed while the trial keeps agreed bursts local: then this rank votes follow anyway.)
   const bool want_yes = !c.use_trial || c.trial.collective();
   if (promise && want_yes && c.promises.size() == 1 && c.last_all_follow) {
-    Promise& p = *c.promises.front();
-    PMPI_Wait(&p.req, MPI_STATUS_IGNORE);
-    take_result(p);
-    c.promises.pop_front();
+    await_only();
     if (c.stopped) return;
   }
   // Every rank that can vote yes has read the same results, so the trial says the same to all.
@@ -468,11 +463,11 @@ void end_burst_if_idle() {
   s.fell_back = false;
   s.position = 0;
   Collective& c = s.col;
-  c.last_elapsed_us = static_cast<std::uint64_t>(std::max(0.0, PMPI_Wtime() - s.burst_start) * 1e6);
   c.last_collective = s.collective_done;
   s.collective_pending = false;
   s.collective_done = false;
-  if (!c.on) return;
+  if (!collective_active()) return;
+  c.last_elapsed_us = static_cast<std::uint64_t>(std::max(0.0, PMPI_Wtime() - s.burst_start) * 1e6);
   ++c.instances;
   c.calls_at_end = c.collective_calls;
   c.cast_for_next = false;
@@ -497,7 +492,8 @@ void abandon_substitution() {
 void note_call(const char* name) {
   State& s = st();
   Collective& c = s.col;
-  if (!c.on || !name || !enabled()) return;  // enabled() also makes the learners
+  // Nothing to learn once the level is off: every later call returns here.
+  if (!collective_active() || !name || !enabled()) return;  // enabled() also makes the learners
   const burst::CallClass cc = burst::classify_call(name);
   if (!s.outstanding.empty() || !s.current.empty()) {
     // Inside a burst: completion calls belong to it; a collective breaks a promise; anything
@@ -509,13 +505,12 @@ void note_call(const char* name) {
   c.cycle_now.push_back(cc.id);
   if (!cc.in_cycle) {
     // A call that may wait for one rank in particular (a receive, a completion, a probe):
-    // another rank could be waiting for this rank's next vote. Leave the level for good.
-    c.cycle_clean = false;
+    // another rank could be waiting for this rank's next vote. Leave the level for good (so
+    // a cycle never holds such a call).
     leave_collective();
     return;
   }
   ++c.collective_calls;
-  if (!collective_active()) return;
   if (!c.cast_for_next) {
     vote_for_next(cc.id, nullptr);
     return;
@@ -533,18 +528,13 @@ void note_call(const char* name) {
 void start_burst(const burst::Post& p) {
   State& s = st();
   Collective& c = s.col;
-  if (!c.on) return;
+  if (!collective_active()) return;
   if (c.promised) {
     const std::vector<std::uint64_t>* cycle = c.cycles->expected();
     if (!cycle || c.cycle_pos != cycle->size()) leave_collective();  // skipped part of the cycle
   }
-  if (c.cycle_clean) {
-    c.cycles->finish(c.cycle_now);
-  } else {
-    c.cycles->reset();
-  }
+  c.cycles->finish(c.cycle_now);
   c.cycle_now.clear();
-  c.cycle_clean = true;
   vote_for_next(0, &p);
 }
 
@@ -553,7 +543,7 @@ void start_burst(const burst::Post& p) {
 bool note_post(const burst::Post& p, bool clean) {
   State& s = st();
   if (s.outstanding.empty() && s.current.empty()) {
-    s.burst_start = PMPI_Wtime();
+    if (collective_active()) s.burst_start = PMPI_Wtime();
     start_burst(p);  // level collective: the cycle before it, its promise
     // A new burst: substitute it if the learned one is expected (level local or above).
     s.substituting = s.learner->expected() != nullptr;
@@ -608,7 +598,7 @@ void settle_collective() {
   Collective& c = s.col;
   s.collective_pending = false;
   c.voted_yes = false;
-  const burst::Verdict v = await_yes();
+  const burst::Verdict v = await_only();
   if (v != burst::Verdict::go) {
     release_deferred();
     return;
@@ -648,7 +638,6 @@ void settle_collective() {
   }
   s.deferred.clear();
   s.collective_done = true;
-  ++c.exchanges;
 }
 
 // The learned burst's last post has arrived.
