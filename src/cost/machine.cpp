@@ -110,10 +110,14 @@ class Reader {
 void read_link(const Reader& r, const toml::value& v, const std::string& name, Link& link) {
   r.table(v, name);
   bool alpha = false, beta = false;
-  for (const auto& [key, value] : r.entries(v, name, {"alpha", "beta"})) {
+  const toml::value* overhead = nullptr;
+  for (const auto& [key, value] : r.entries(v, name, {"alpha", "beta", "overhead"})) {
     if (key == "alpha") {
       link.alpha_s = r.number(*value, key, name, true);
       alpha = true;
+    } else if (key == "overhead") {
+      link.overhead_s = r.number(*value, key, name, true);
+      overhead = value;
     } else {
       link.beta_s_per_byte = r.number(*value, key, name, false);
       beta = true;
@@ -121,6 +125,9 @@ void read_link(const Reader& r, const toml::value& v, const std::string& name, L
   }
   if (!alpha) r.fail(v, "key 'alpha' missing in [" + name + "]");
   if (!beta) r.fail(v, "key 'beta' missing in [" + name + "]");
+  if (overhead && link.overhead_s > link.alpha_s)
+    r.fail(*overhead, "key 'overhead' in [" + name + "] must not exceed alpha: it is the part "
+                      "of alpha during which a message holds its ports");
 }
 
 void read_cluster(const Reader& r, const toml::value& v, std::size_t index, Machine& m) {
@@ -351,7 +358,10 @@ std::string to_toml(const Machine& m) {
   if (!m.description.empty()) out << "description = " << toml_string(m.description) << "\n";
   for (std::size_t c = 0; c < kLinkClassNames.size(); ++c)
     out << "\n[link." << kLinkClassNames[c] << "]\nalpha = " << number_text(m.link[c].alpha_s)
-        << "\nbeta = " << number_text(m.link[c].beta_s_per_byte) << "\n";
+        << "\nbeta = " << number_text(m.link[c].beta_s_per_byte) << "\n"
+        << (m.link[c].overhead_s >= 0.0
+                ? "overhead = " + number_text(m.link[c].overhead_s) + "\n"
+                : std::string());
   out << "\n[node]\nbeta = " << number_text(m.node_beta_s_per_byte) << "\n";
   out << "\n[inter_cluster]\nsharing = " << number_text(m.inter_sharing) << "\n";
   out << "\n[memory]\ncopy_beta = " << number_text(m.copy_beta_s_per_byte) << "\n";

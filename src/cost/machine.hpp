@@ -19,9 +19,15 @@ inline constexpr std::array<std::string_view, 4> kLinkClassNames{"self", "node",
                                                                   "inter"};
 
 /// Linear cost of one message on a link: alpha_s + bytes * beta_s_per_byte seconds.
+/// `overhead_s` is the part of alpha_s during which the message holds its ends' ports (LogP's
+/// o: the CPU work of posting and completing it); the rest is latency, which overlaps with the
+/// rank's other messages. Negative (the default): all of alpha_s holds the ports.
 struct Link {
   double alpha_s = 0.0;
   double beta_s_per_byte = 0.0;
+  double overhead_s = -1.0;
+  /// Seconds of alpha_s that hold the ports.
+  double port_s() const { return overhead_s < 0.0 ? alpha_s : overhead_s; }
   friend bool operator==(const Link&, const Link&) = default;
 };
 

@@ -18,8 +18,10 @@ struct Flow {
   Rank to;
   std::size_t phase;
   LinkClass cls;
-  double startup;  // seconds before data moves: α, plus packing of forwarded bytes
+  double startup;  // seconds before data moves, ports held: overhead, plus packing of
+                   // forwarded bytes
   double work;     // seconds of data at full speed: bytes · β
+  double latency;  // seconds after the data left, ports free: α − overhead
   int from_node;
   int to_node;
   int wan_key;     // from_cluster · clusters + to_cluster for inter-cluster flows, else -1
@@ -82,8 +84,23 @@ class Engine {
       nic_out.assign(static_cast<std::size_t>(topo_.nodes(n_)), 0);
       nic_in.assign(nic_out.size(), 0);
     }
+    struct InFlight {
+      std::size_t flow;
+      double latency;
+    };
+    std::vector<InFlight> flight;  // messages past their ports, in latency
     std::size_t remaining = flows.size();
     double now = start;
+    std::vector<std::size_t> done_ranks;
+    // A message arrived: both ends count it towards their phase.
+    auto arrive = [&](std::size_t f) {
+      const Flow& fl = flows[f];
+      const auto from = static_cast<std::size_t>(fl.from), to = static_cast<std::size_t>(fl.to);
+      --remaining;
+      finish = std::max(finish, now);
+      if (--left[from] == 0) done_ranks.push_back(from);
+      if (--left[to] == 0) done_ranks.push_back(to);
+    };
 
     while (remaining > 0) {
       // Start every message whose ends are in its phase and whose ports are free.
@@ -102,7 +119,8 @@ class Engine {
           break;
         }
       }
-      if (active.empty()) return std::numeric_limits<double>::infinity();  // cannot happen
+      if (active.empty() && flight.empty())
+        return std::numeric_limits<double>::infinity();  // cannot happen
 
       // Slowdowns of the messages moving data now.
       std::fill(wan_count.begin(), wan_count.end(), 0);
@@ -121,6 +139,7 @@ class Engine {
       }
       slow.assign(active.size(), 1.0);
       double dt = std::numeric_limits<double>::infinity();
+      for (const InFlight& f : flight) dt = std::min(dt, f.latency);
       for (std::size_t i = 0; i < active.size(); ++i) {
         const Active& a = active[i];
         if (a.startup > 0.0) {
@@ -143,7 +162,17 @@ class Engine {
       }
       const double tol = dt * 1e-12 + 1e-18;
       now += dt;
-      std::vector<std::size_t> done_ranks;
+      done_ranks.clear();
+      std::size_t landed = 0;
+      for (std::size_t i = 0; i < flight.size(); ++i) {
+        InFlight f = flight[i];
+        f.latency -= dt;
+        if (f.latency <= tol)
+          arrive(f.flow);
+        else
+          flight[landed++] = f;
+      }
+      flight.resize(landed);
       std::size_t kept = 0;
       for (std::size_t i = 0; i < active.size(); ++i) {
         Active a = active[i];
@@ -163,13 +192,12 @@ class Engine {
           continue;
         }
         const Flow& fl = flows[a.flow];
-        const auto from = static_cast<std::size_t>(fl.from), to = static_cast<std::size_t>(fl.to);
-        send_busy[from] = 0;
-        recv_busy[to] = 0;
-        --remaining;
-        finish = std::max(finish, now);
-        if (--left[from] == 0) done_ranks.push_back(from);
-        if (--left[to] == 0) done_ranks.push_back(to);
+        send_busy[static_cast<std::size_t>(fl.from)] = 0;
+        recv_busy[static_cast<std::size_t>(fl.to)] = 0;
+        if (fl.latency > 0.0)
+          flight.push_back({a.flow, fl.latency});
+        else
+          arrive(a.flow);
       }
       active.resize(kept);
       for (std::size_t r : done_ranks)
@@ -190,8 +218,9 @@ class Engine {
       if (p.orig_src != t.from) forwarded += p.length;
     }
     const Link& link = machine_.at(fl.cls);
-    fl.startup = link.alpha_s + static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
+    fl.startup = link.port_s() + static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
     fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
+    fl.latency = std::max(0.0, link.alpha_s - link.port_s());
     fl.from_node = topo_.node(t.from);
     fl.to_node = topo_.node(t.to);
     fl.wan_key = fl.cls == LinkClass::inter ? topo_.cluster(t.from) * clusters_ +
@@ -252,6 +281,13 @@ double agreement_time(Rank n, const Machine& machine, const core::Topology& topo
   int rounds = 0;
   while ((Rank{1} << rounds) < n) ++rounds;
   return rounds * machine.at(cls).alpha_s;
+}
+
+double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
+                    const core::Topology& topo) {
+  const double agree = agreement_time(m.size(), machine, topo);
+  return plan ? predict(*plan, m, machine, topo) + agree
+              : predict_native(m, machine, topo) + agree / kNativeAgreeEvery;
 }
 
 double lower_bound(const core::CommMatrix& m, const Machine& machine,

@@ -3,11 +3,13 @@
 ///
 /// Port model (one-port full duplex, 003 §2.2): each rank sends one message and receives one
 /// message at a time; a self message occupies both of its rank's ports. A message of link class
-/// c holds its ports for α_c + bytes·β_c·S seconds, where S ≥ 1 is the slowdown of the shared
+/// c holds its ports for o_c + bytes·β_c·S seconds and arrives α_c − o_c later (o_c, the link's
+/// `overhead`, is all of α_c unless the machine file says less: LogP's overhead holds the
+/// ports, its latency overlaps with the next messages), where S ≥ 1 is the slowdown of the shared
 /// resources it crosses while moving data (S(m) = 1 + sharing·(m − 1) on an inter-cluster link
 /// direction carrying m messages; a node's NIC divided among its off-node messages when
 /// node_beta is set). Start-ups are never slowed (003 §2.2). Forwarded bytes add their copy
-/// cost to the start-up. Phases are loosely synchronous: a rank enters phase k + 1 when its own
+/// cost to the overhead. Phases are loosely synchronous: a rank enters phase k + 1 when its own
 /// phase-k messages finished; a message starts once both ends entered its phase (the receive is
 /// posted) and both ports are free; a sender takes its messages of a phase in plan order,
 /// skipping to the next one whose receiver is busy (greedy list scheduling, so `ac`, which posts
@@ -34,6 +36,14 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
 /// libraries run by recursive doubling): ⌈log2 n⌉ start-ups of the slowest link class among
 /// the job's ranks. A plan pays it on every call; a pattern running native on one call in 64.
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo);
+
+/// A pattern the library runs natively agrees with the other ranks once in this many calls.
+inline constexpr int kNativeAgreeEvery = 256;
+
+/// The time per call of `plan` as the library runs it (null: native): a plan after the per-call
+/// agreement, native agreeing once in kNativeAgreeEvery calls. What `auto` ranks by.
+double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
+                    const core::Topology& topo);
 
 /// A bound no plan's predicted time goes below: the busiest rank's bytes out or in over its
 /// cheapest link (forwarding may use a cheaper first hop) plus one start-up, a node's off-node

@@ -110,7 +110,12 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
       {"[link.cluster]\nalpha = \"fast\"\nbeta = 1e-9\n",
        "x.toml:2: key 'alpha' in [link.cluster] must be a non-negative number"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[link.node]\nalfa = 1e-6\nbeta = 1e-9\n",
-       "x.toml:5: unknown key 'alfa' in [link.node] (valid: alpha, beta)"},
+       "x.toml:5: unknown key 'alfa' in [link.node] (valid: alpha, beta, overhead)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\noverhead = 2e-6\n",
+       "x.toml:4: key 'overhead' in [link.cluster] must not exceed alpha: it is the part of "
+       "alpha during which a message holds its ports"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\noverhead = -1\n",
+       "x.toml:4: key 'overhead' in [link.cluster] must be a non-negative number"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[link.node]\nbeta = 1e-9\n",
        "x.toml:4: key 'alpha' missing in [link.node]"},
       {"[link.cluster]\nalpha = 1e-6\n", "x.toml:1: key 'beta' missing in [link.cluster]"},
@@ -225,6 +230,48 @@ TEST(Simulator, PhaseOfEqualMessages) {
   EXPECT_NEAR(cost::predict(two, CommMatrix(4), m, flat), 2 * 2e-6, 1e-15);
   two.barrier_between_phases = true;
   EXPECT_NEAR(cost::predict(two, CommMatrix(4), m, flat), 2 * 2e-6 + 2 * 1e-6, 1e-15);
+}
+
+// LogP's split of α: the overhead holds the ports, the latency overlaps with the next
+// messages. One rank sending three equal messages to three others, in one phase.
+TEST(Simulator, OverheadHoldsThePortsLatencyOverlaps) {
+  Machine m = simple_machine();
+  const Plan fan = make_plan(4, {{{0, 1}, {0, 2}, {0, 3}}}, 1000);
+  const double a = 1e-6, w = 1000 * 1e-9;
+  // Default: all of α holds the port, so the three start-ups add up.
+  EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}), 3 * (a + w), 1e-15);
+  // Overhead 0.2 µs: the port is busy 0.2 µs + w per message, the last one lands α − 0.2 µs
+  // after its data left.
+  m.at(LinkClass::cluster).overhead_s = 2e-7;
+  EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}),
+              3 * (2e-7 + w) + (a - 2e-7), 1e-15);
+  // No overhead: only the bytes serialise, the latency is paid once.
+  m.at(LinkClass::cluster).overhead_s = 0.0;
+  EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}), 3 * w + a, 1e-15);
+  // A chain of phases still pays the latency once per dependent phase.
+  const Plan chain = make_plan(4, {{{0, 1}}, {{1, 2}}}, 1000);
+  EXPECT_NEAR(cost::predict(chain, CommMatrix(4), m, core::Topology{}), 2 * (a + w), 1e-15);
+  // The file form reads back.
+  Machine back;
+  std::string error;
+  ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
+  EXPECT_EQ(back, m);
+  EXPECT_EQ(back.at(LinkClass::cluster).port_s(), 0.0);
+  EXPECT_EQ(back.at(LinkClass::node).port_s(), back.at(LinkClass::node).alpha_s);
+}
+
+// What auto ranks by: a plan pays the agreement every call, native one call in
+// kNativeAgreeEvery.
+TEST(Simulator, PredictCallAddsTheAgreement) {
+  const Machine m = simple_machine();
+  const core::Topology flat;
+  CommMatrix mat(4);
+  for (Rank i = 0; i < 4; ++i) mat.set_row(i, {{(i + 1) % 4, 1000}});
+  const Plan p = make_plan(4, {{{0, 1}, {1, 2}, {2, 3}, {3, 0}}}, 1000);
+  const double agree = cost::agreement_time(4, m, flat);
+  EXPECT_DOUBLE_EQ(cost::predict_call(&p, mat, m, flat), cost::predict(p, mat, m, flat) + agree);
+  EXPECT_DOUBLE_EQ(cost::predict_call(nullptr, mat, m, flat),
+                   cost::predict_native(mat, m, flat) + agree / cost::kNativeAgreeEvery);
 }
 
 TEST(Simulator, HotReceiverSerialises) {
