@@ -123,8 +123,9 @@ Global& g() {
 }
 
 constexpr std::size_t kMaxPatternsPerComm = 64;
-// A pattern running native agrees once per this many calls (see alltoallv).
-constexpr std::uint64_t kNativeAgreeEvery = 64;
+// A pattern running native agrees once per this many calls (see alltoallv); the cost model
+// charges native that share of the agreement.
+constexpr auto kNativeAgreeEvery = static_cast<std::uint64_t>(cost::kNativeAgreeEvery);
 // Report records kept for patterns no longer cached or of freed communicators; past this,
 // a communicator's further records fold into one "(older patterns)" record, so a job whose
 // patterns never stop changing keeps bounded memory.
@@ -433,11 +434,8 @@ void fill_record(Pattern& p) {
 // the per-call agreement, native agreeing one call in kNativeAgreeEvery.
 learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
   const cost::Machine& machine = g().machine;
-  const double agree = cost::agreement_time(cs.size, machine, cs.topology);
-  return [&cs, &m, &machine, agree](const core::Plan* plan) {
-    return plan ? cost::predict(*plan, m, machine, cs.topology) + agree
-                : cost::predict_native(m, machine, cs.topology) +
-                      agree / static_cast<double>(kNativeAgreeEvery);
+  return [&cs, &m, &machine](const core::Plan* plan) {
+    return cost::predict_call(plan, m, machine, cs.topology);
   };
 }
 
@@ -919,7 +917,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native()))) {
       const Candidate& c = p->running();
-      double steady = -1;  // native's time per call once chosen (agreeing 1 call in 64)
+      double steady = -1;  // native's time per call once chosen (agreeing 1 call in 256)
       if (c.native) {
         const double t1 = now();
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
