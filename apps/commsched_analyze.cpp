@@ -32,19 +32,25 @@ constexpr const char* kUsage =
     "                         phases, bytes moved and staging memory against the lower bound\n"
     "  --ranks-per-node K     rank placement for the what-if (default: the traces' host\n"
     "                         names, else one rank per node)\n"
+    "  --hosts FILE           host name of every world rank, one per line: places the ranks\n"
+    "                         on nodes and lets the machine file's [[cluster]] host\n"
+    "                         patterns apply (traces carry their own host names)\n"
     "  --pattern P            only pattern P (P0, P1, ... as the summary names them)\n"
     "  --plan ID              strategy drawn in the Gantt chart (default: the one the job used,\n"
     "                         else the best predicted)\n"
     "  --svg OUT              writes OUT-matrix.svg, OUT-gantt.svg and OUT-strategies.svg\n"
     "  --chrome-trace FILE    the measured calls as Chrome trace-event JSON (Perfetto)\n"
-    "  --csv PREFIX           writes PREFIX-matrix.csv and PREFIX-calls.csv\n"
+    "  --csv PREFIX           writes PREFIX-matrix.csv and PREFIX-calls.csv; with --machine\n"
+    "                         also PREFIX-whatif.csv (every strategy's predicted time, and\n"
+    "                         per_call_s: with the library's per-call agreement, what auto\n"
+    "                         ranks by)\n"
     "  --write-matrix FILE    writes the pattern's matrix in the --matrix text format\n"
     "  --partial              also read partial traces (.part: crashed or running jobs)\n"
     "Matrix text format: '#' comments; first line 'n N'; then lines 'src dst bytes'.\n"
     "Exit status: 0 ok, 1 unreadable input or output, 2 bad arguments.\n";
 
 struct Args {
-  std::string dir, matrix, machine, pattern, plan, svg, chrome, csv, write_matrix;
+  std::string dir, matrix, machine, pattern, plan, svg, chrome, csv, write_matrix, hosts;
   bool machine_given = false, partial = false, help = false;
   int ranks_per_node = 0;
 };
@@ -77,6 +83,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     else if (f == "--chrome-trace") a.chrome = v;
     else if (f == "--csv") a.csv = v;
     else if (f == "--write-matrix") a.write_matrix = v;
+    else if (f == "--hosts") a.hosts = v;
     else if (f == "--ranks-per-node") {
       char* end = nullptr;
       const long k = std::strtol(v.c_str(), &end, 10);
@@ -166,8 +173,11 @@ void print_summary(const Dataset& ds, const std::vector<const PatternData*>& sho
   }
 }
 
-// Node of every rank of `p`'s communicator.
-std::vector<int> placement(const Dataset& ds, const PatternData& p, int ranks_per_node) {
+// Node of every rank of `p`'s communicator; `node_hosts` gets each node's host name (empty
+// where none is known).
+std::vector<int> placement(const Dataset& ds, const PatternData& p, int ranks_per_node,
+                           std::vector<std::string>& node_hosts) {
+  node_hosts.clear();
   std::vector<int> node(static_cast<std::size_t>(p.comm_size));
   std::map<std::string, int> host_index;
   std::vector<int> node_of_world;
@@ -188,8 +198,30 @@ std::vector<int> placement(const Dataset& ds, const PatternData& p, int ranks_pe
   }
   // Renumber 0..nodes-1 in order of first appearance, as Topology expects.
   std::map<int, int> renum;
-  for (int& x : node) x = renum.emplace(x, static_cast<int>(renum.size())).first->second;
+  std::vector<std::string> name_of(host_index.size());
+  for (const auto& [h, i] : host_index) name_of[static_cast<std::size_t>(i)] = h;
+  for (int& x : node) {
+    const auto [it, fresh] = renum.emplace(x, static_cast<int>(renum.size()));
+    if (fresh)
+      node_hosts.push_back(static_cast<std::size_t>(x) < name_of.size()
+                               ? name_of[static_cast<std::size_t>(x)]
+                               : std::string());
+    x = it->second;
+  }
   return node;
+}
+
+// Rows of PREFIX-whatif.csv: one per pattern and strategy.
+void add_what_if_csv(std::string& out, const PatternData& p, const WhatIf& w) {
+  char line[512];
+  for (const StrategyRow& r : w.rows) {
+    std::snprintf(line, sizeof line, "%s,%d,%s,%d,%.9g,%.9g,%.9g,%zu,%zu,%llu,%llu\n",
+                  p.label.c_str(), p.comm_size, r.id.c_str(), r.ok ? 1 : 0, r.predicted_s,
+                  r.per_call_s, w.lower_bound_s, r.phases, r.transfers,
+                  static_cast<unsigned long long>(r.wire_bytes),
+                  static_cast<unsigned long long>(r.staging_max));
+    out += line;
+  }
 }
 
 void print_what_if(const PatternData& p, const WhatIf& w, const Model& model, int nodes) {
@@ -241,6 +273,22 @@ int run(int argc, char** argv) {
     return 1;
   }
   for (const std::string& w : ds.warnings) std::fprintf(stderr, "commsched-analyze: warning: %s\n", w.c_str());
+  if (!a.hosts.empty()) {
+    std::ifstream in(a.hosts);
+    std::vector<std::string> hosts;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) hosts.push_back(line);
+    if (!in.eof()) {
+      std::fprintf(stderr, "commsched-analyze: %s: cannot read\n", a.hosts.c_str());
+      return 1;
+    }
+    if (hosts.size() != static_cast<std::size_t>(ds.world_size)) {
+      std::fprintf(stderr, "commsched-analyze: %s: %zu host names for %d ranks\n",
+                   a.hosts.c_str(), hosts.size(), static_cast<int>(ds.world_size));
+      return 2;
+    }
+    ds.hosts = std::move(hosts);
+  }
 
   std::vector<const PatternData*> shown;
   for (const PatternData& p : ds.patterns)
@@ -284,6 +332,7 @@ int run(int argc, char** argv) {
     else std::printf("wrote %s (%s)\n", a.write_matrix.c_str(), focus->label.c_str());
   }
 
+  std::string whatif_csv;  // rows of PREFIX-whatif.csv
   if (a.machine_given || !a.svg.empty()) {
     for (const PatternData* p : shown) {
       if (!a.machine_given && p != focus) continue;
@@ -292,15 +341,17 @@ int run(int argc, char** argv) {
         continue;
       }
       Model model;
-      const std::vector<int> nodes = placement(ds, *p, a.ranks_per_node);
+      std::vector<std::string> node_hosts;
+      const std::vector<int> nodes = placement(ds, *p, a.ranks_per_node, node_hosts);
       const int node_count = nodes.empty() ? p->comm_size
                                            : 1 + *std::max_element(nodes.begin(), nodes.end());
-      if (!model.load(a.machine, nodes, {}, error)) {
+      if (!model.load(a.machine, nodes, node_hosts, error)) {
         fail(error);
         return rc;
       }
       const WhatIf w = what_if(p->matrix, model);
       if (a.machine_given) print_what_if(*p, w, model, node_count);
+      if (a.machine_given && !a.csv.empty()) add_what_if_csv(whatif_csv, *p, w);
       if (!a.svg.empty() && p == focus) {
         std::string id = a.plan;
         if (id.empty()) id = p->strategy;
@@ -335,6 +386,16 @@ int run(int argc, char** argv) {
                       chosen->id.c_str(), s.c_str(), p->label.c_str());
       }
     }
+  }
+  if (a.machine_given && !a.csv.empty()) {
+    const std::string path = a.csv + "-whatif.csv";
+    std::ofstream out(path);
+    out << "pattern,comm_size,strategy,ok,predicted_s,per_call_s,lower_bound_s,phases,messages,"
+           "wire_bytes,staging_max\n"
+        << whatif_csv;
+    out.close();
+    if (!out) fail(path + ": cannot write");
+    else std::printf("wrote %s\n", path.c_str());
   }
   return rc;
 }

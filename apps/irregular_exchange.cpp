@@ -338,6 +338,7 @@ struct Options {
   int change_every = 0;
   bool monotonic = false;  // --clock monotonic: makespan on CLOCK_MONOTONIC
   std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
+  int matrix_only = 0;     // --matrix-only N: write an N-rank job's matrix, no exchange
   bool help = false;
 };
 
@@ -346,7 +347,8 @@ const char* const kUsage =
     "                                     transport|fft3d]\n"
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
     "                          [--warmup W] [--change-every K] [--nonuniformity L]\n"
-    "                          [--clock wtime|monotonic] [--matrix-out PATH] [--help]\n"
+    "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"
+    "                          [--matrix-only N] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
     "  --pattern       communication pattern (default uniform)\n"
     "  --degree        messages per rank, about (default 4, clamped to the rank count)\n"
@@ -360,7 +362,11 @@ const char* const kUsage =
     "  --clock         wtime (default): per call, the slowest rank's MPI_Wtime interval;\n"
     "                  monotonic: per call, the makespan on CLOCK_MONOTONIC (latest end minus\n"
     "                  earliest start over all ranks; one clock for every process of a host)\n"
-    "  --matrix-out    rank 0 writes the first epoch's matrix as lines 'src dst bytes'\n"
+    "  --matrix-out    rank 0 writes the first epoch's matrix: a line 'n N', then lines\n"
+    "                  'src dst bytes' (commsched-analyze --matrix reads it)\n"
+    "  --matrix-only N with --matrix-out: rank 0 writes the matrix an N-rank job would\n"
+    "                  exchange and the program exits without communicating (for\n"
+    "                  commsched-analyze --matrix at any size)\n"
     "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing),\n"
     "time_per_iteration_s (median over the timed iterations of the per-call time above) and\n"
     "time_stats_s=min,p10,p25,median,p75,p90,max of the same per-call times.\n"
@@ -414,10 +420,14 @@ std::string parse_args(int argc, char** argv, Options& o) {
       else return "--clock needs wtime or monotonic";
     } else if (flag == "--matrix-out") {
       o.matrix_out = value;
+    } else if (flag == "--matrix-only") {
+      if (!(v = need(1, 1 << 20))) return "--matrix-only needs a rank count >= 1";
+      o.matrix_only = static_cast<int>(*v);
     } else {
       return "unknown option " + std::string(flag);
     }
   }
+  if (o.matrix_only > 0 && o.matrix_out.empty()) return "--matrix-only needs --matrix-out";
   return {};
 }
 
@@ -450,7 +460,8 @@ bool build_exchange(const Pattern& pattern, int n, int rank, Exchange& x) {
   return true;
 }
 
-/// Rank 0 writes every non-zero of the matrix as 'src dst bytes' (collective; rows gathered).
+/// Rank 0 writes 'n N', then every non-zero of the matrix as 'src dst bytes' (collective; rows
+/// gathered): commsched-analyze's --matrix format.
 void write_matrix(const Exchange& x, int n, int rank, const std::string& path) {
   std::vector<long long> mine;  // dst, bytes pairs
   for (int j = 0; j < n; ++j)
@@ -480,10 +491,31 @@ void write_matrix(const Exchange& x, int n, int rank, const std::string& path) {
     std::fprintf(stderr, "irregular_exchange: cannot write %s\n", path.c_str());
     return;
   }
+  std::fprintf(f, "n %d\n", n);
   for (int r = 0; r < n; ++r)
     for (int k = 0; k < counts[r]; k += 2)
       std::fprintf(f, "%d %lld %lld\n", r, all[displs[r] + k], all[displs[r] + k + 1]);
   std::fclose(f);
+}
+
+/// The matrix an n-rank job exchanges (first epoch), every row computed here: no MPI traffic.
+bool write_whole_matrix(PatternParams p, int n, const std::string& path) {
+  p.degree = std::min(p.degree, n);
+  const Pattern pattern(p, n, 0);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "irregular_exchange: cannot write %s\n", path.c_str());
+    return false;
+  }
+  std::fprintf(f, "n %d\n", n);
+  std::vector<std::int64_t> row;
+  for (int i = 0; i < n; ++i) {
+    pattern.row(i, row);
+    for (int j = 0; j < n; ++j)
+      if (row[static_cast<std::size_t>(j)] > 0)
+        std::fprintf(f, "%d %d %lld\n", i, j, static_cast<long long>(row[static_cast<std::size_t>(j)]));
+  }
+  return std::fclose(f) == 0;
 }
 
 int run(int argc, char** argv) {
@@ -499,6 +531,10 @@ int run(int argc, char** argv) {
   }
   if (o.help) {
     if (rank == 0) std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (o.matrix_only > 0) {
+    if (rank == 0) return write_whole_matrix(o.pattern, o.matrix_only, o.matrix_out) ? 0 : 1;
     return 0;
   }
   o.pattern.degree = std::min(o.pattern.degree, n);

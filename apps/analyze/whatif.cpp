@@ -75,6 +75,16 @@ double Model::predict_native(const core::CommMatrix& m) const {
 #endif
 }
 
+double Model::predict_call(const core::Plan* plan, const core::CommMatrix& m) const {
+#if COMMSCHED_HAVE_COST
+  return cost::predict_call(plan, m, impl_->machine, topo_);
+#else
+  (void)plan;
+  (void)m;
+  return kNaN;
+#endif
+}
+
 double Model::lower_bound(const core::CommMatrix& m) const {
 #if COMMSCHED_HAVE_COST
   return cost::lower_bound(m, impl_->machine, topo_);
@@ -101,6 +111,7 @@ StrategyRow plan_one(const std::string& id, const core::CommMatrix& m, const Mod
       for (const core::Entry& e : m.row(i))
         if (e.peer != i) row.wire_bytes += e.bytes;
     row.predicted_s = model.predict_native(m);
+    row.per_call_s = model.predict_call(nullptr, m);
     const plan::Strategy* ac = plan::find_strategy("ac");
     if (ac && ac->plan) row.plan = ac->plan(m, plan::Options{});
     return row;
@@ -127,6 +138,7 @@ StrategyRow plan_one(const std::string& id, const core::CommMatrix& m, const Mod
   row.wire_bytes = row.plan.wire_bytes();
   for (Bytes b : core::staging_bytes_per_rank(row.plan)) row.staging_max = std::max(row.staging_max, b);
   row.predicted_s = model.predict(row.plan, m);
+  row.per_call_s = model.predict_call(&row.plan, m);
   return row;
 }
 

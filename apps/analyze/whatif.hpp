@@ -34,6 +34,9 @@ class Model {
   /// NaN without the cost model.
   double predict(const core::Plan& plan, const core::CommMatrix& m) const;
   double predict_native(const core::CommMatrix& m) const;
+  /// Time per call as the library would run it (the per-call agreement included; plan null:
+  /// native), which is what `auto` ranks the strategies by. NaN without the cost model.
+  double predict_call(const core::Plan* plan, const core::CommMatrix& m) const;
   double lower_bound(const core::CommMatrix& m) const;
 
  private:
@@ -49,6 +52,7 @@ struct StrategyRow {
   bool ok = false;                 ///< a valid plan (native: always)
   std::string note;                ///< why not, when not ok
   double predicted_s = 0;          ///< NaN without the cost model
+  double per_call_s = 0;           ///< predicted_s with the library's agreement (NaN likewise)
   std::size_t phases = 0, transfers = 0;
   Bytes wire_bytes = 0;            ///< bytes sent between distinct ranks, forwarding included
   Bytes staging_max = 0;           ///< largest staging buffer of any rank

@@ -105,6 +105,8 @@ def read_matrix(path):
     m = []
     with open(path) as f:
         for line in f:
+            if line.startswith("n "):  # the rank count line of the analyzer's format
+                continue
             s, d, b = line.split()
             m.append((int(s), int(d), int(b)))
     return m

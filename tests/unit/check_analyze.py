@@ -74,6 +74,36 @@ check(len(bars) >= 10, f"strategies.svg: {len(bars)} strategies")
 with open(out + "-matrix.csv") as f:
     got = {(int(r["src"]), int(r["dst"])): int(r["bytes"]) for r in csv.DictReader(f)}
 check(got == m, "matrix CSV differs from the input")
+with open(out + "-whatif.csv") as f:
+    whatif = {r["strategy"]: r for r in csv.DictReader(f)}
+check("native" in whatif and "ac" in whatif and len(whatif) >= 10, "whatif.csv strategies")
+check(all(float(r["per_call_s"]) > float(r["predicted_s"]) for r in whatif.values()
+          if r["ok"] == "1"), "whatif.csv: per-call times include the agreement")
+
+# --hosts: the machine file's host-pattern clusters apply to a matrix (hosts a* and b*, a
+# slow link between them), so the predictions change; without host names one cluster.
+hosts = os.path.join(work, "hosts.txt")
+with open(hosts, "w") as f:
+    f.write("".join(("a" if r % 2 == 0 else "b") + f"{r}\n" for r in range(n)))
+machine = os.path.join(work, "ab.toml")
+with open(machine, "w") as f:
+    f.write("[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[link.inter]\nalpha = 1e-4\n"
+            "beta = 1e-8\n[[cluster]]\nhosts = [\"a*\"]\n[[cluster]]\nhosts = [\"b*\"]\n")
+run("--matrix", matrix_file, "--machine", machine, "--csv", out + "-flat")
+run("--matrix", matrix_file, "--machine", machine, "--hosts", hosts, "--csv", out + "-two")
+
+
+def predicted(path):
+    with open(path) as f:
+        return {r["strategy"]: float(r["predicted_s"]) for r in csv.DictReader(f)}
+
+
+check(predicted(out + "-two-whatif.csv")["native"] > predicted(out + "-flat-whatif.csv")["native"],
+      "--hosts: the two-cluster layout slows native down")
+with open(hosts, "a") as f:
+    f.write("extra\n")
+p = run("--matrix", matrix_file, "--machine", machine, "--hosts", hosts, expect=2)
+check("host names for" in p.stderr, "--hosts with the wrong count:\n" + p.stderr)
 p = run("--matrix", matrix_file, "--svg", out + "-lex", "--plan", "lex")
 check("(lex)" in p.stdout, "--plan lex is drawn:\n" + p.stdout)
 

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Predict benchmark points again with another machine file, without running them again.
+
+The measured times of a bench.py JSON-lines file do not depend on the cost model (every
+strategy's plan depends only on the matrix and the links' alpha + beta*bytes, which a change of
+`overhead` leaves alone), so a new model can be judged on them offline: for every point this
+script rebuilds the matrix (irregular_exchange --matrix-only, no MPI traffic), asks
+commsched-analyze for every strategy's predicted time per call on the machine file given for
+the point's platform, and writes the records again with predicted_s / native_predicted_s
+replaced (report.py then computes the Spearman rho of the new predictions). It also prints, per
+point, what auto's trial would run with the new predictions (the 3 best predicted and native)
+and the best measured time among those, against the oracle. auto's own records are kept as
+measured: its choice under a new model has to be run again to count.
+
+  python3 apps/bench/remodel.py bench-results/smpi-default.jsonl --build build \\
+      --machine flat=config/machines/smpi_flat.toml --out /tmp/remodel.jsonl
+
+Platforms not named in --machine keep the machine file their records name. SMPI points get
+their platform's host names (commsched-analyze --hosts), so host-pattern clusters apply;
+emulated-cluster points two ranks per node.
+"""
+import argparse
+import collections
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the SMPI platforms' host names)
+import report  # noqa: E402  (spearman)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TRIAL_KEEP = 3  # auto's trial: the best 3 predicted plus native (COMMSCHED_CANDIDATES pool)
+
+
+def point_key(r):
+    return (r["tier"], r["platform"], r["ranks"], r["workload"],
+            json.dumps(r["params"], sort_keys=True))
+
+
+def workload_args(params):
+    a = ["--pattern", params["pattern"], "--degree", str(params["degree"]),
+         "--unit", str(params["unit"])]
+    if "nonuniformity" in params:
+        a += ["--nonuniformity", repr(params["nonuniformity"])]
+    return a
+
+
+def whatif(build, params, n, machine, ranks_per_node, hosts, work):
+    """strategy -> seconds per call as auto ranks it."""
+    mfile = os.path.join(work, "m.txt")
+    subprocess.run(["mpirun.openmpi", "--allow-run-as-root", "-np", "1",
+                    os.path.join(build, "apps", "irregular_exchange")] + workload_args(params)
+                   + ["--matrix-only", str(n), "--matrix-out", mfile],
+                   check=True, stdout=subprocess.DEVNULL)
+    prefix = os.path.join(work, "w")
+    cmd = [os.path.join(build, "apps", "commsched-analyze"), "--matrix", mfile,
+           "--machine", machine, "--csv", prefix]
+    if hosts:
+        hfile = os.path.join(work, "hosts.txt")
+        with open(hfile, "w") as f:
+            f.write("\n".join(hosts) + "\n")
+        cmd += ["--hosts", hfile]
+    elif ranks_per_node > 1:
+        cmd += ["--ranks-per-node", str(ranks_per_node)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    out = {}
+    with open(prefix + "-whatif.csv") as f:
+        for row in csv.DictReader(f):
+            if row["ok"] == "1":
+                out[row["strategy"]] = float(row["per_call_s"])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("inputs", nargs="+", help="bench.py JSON-lines files")
+    ap.add_argument("--build", default=os.path.join(REPO, "build"),
+                    help="a build tree with irregular_exchange and commsched-analyze")
+    ap.add_argument("--machine", action="append", default=[],
+                    help="PLATFORM=FILE: predict that platform's points on FILE")
+    ap.add_argument("--out", required=True, help="the records with the new predictions")
+    a = ap.parse_args()
+    override = dict(m.split("=", 1) for m in a.machine)
+    points = collections.OrderedDict()
+    for path in a.inputs:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    points.setdefault(point_key(r), {})[r["strategy"]] = r  # last line wins
+    work = tempfile.mkdtemp(prefix="cs-remodel-")
+    counts = collections.Counter()
+    with open(a.out, "w") as out:
+        for key, cells in points.items():
+            tier, platform, n = key[0], key[1], key[2]
+            any_rec = next(iter(cells.values()))
+            machine = override.get(platform) or os.path.join(REPO, any_rec.get("machine_file") or
+                                                             "config/machines/default.toml")
+            base = platform.split("+")[0]
+            hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
+            rpn = 2 if tier == "netns" else 1
+            pred = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
+            measured = {s: r["time_s"] for s, r in cells.items()
+                        if s != "auto" and r["time_s"] > 0}
+            old_pairs, new_pairs = [], []
+            for s, r in cells.items():
+                old = report.predicted_of(s, r, cells)
+                sid = s
+                if s in measured and not s.startswith("rs_nh+") and s != "drs":
+                    if old is not None and old >= 0:
+                        old_pairs.append((old, measured[s]))
+                    if sid in pred:
+                        new_pairs.append((pred[sid], measured[s]))
+            for s, r in cells.items():
+                r = dict(r)
+                if s not in ("auto", "drs") and not s.startswith("rs_nh+") and s in pred:
+                    r["predicted_s"] = pred[s]
+                r["native_predicted_s"] = pred.get("native")
+                r["predicted_by"] = os.path.relpath(machine, REPO) if machine.startswith(REPO) \
+                    else machine
+                out.write(json.dumps(r) + "\n")
+            rho_old = report.spearman(*zip(*old_pairs)) if len(old_pairs) >= 3 else None
+            rho_new = report.spearman(*zip(*new_pairs)) if len(new_pairs) >= 3 else None
+            pool = sorted((s for s in pred if s not in ("native", "drs")), key=pred.get)
+            tried = pool[:TRIAL_KEEP] + ["native"]
+            got = [(measured[s], s) for s in tried if s in measured]
+            oracle = min(measured.values()) if measured else None
+            line = (f"{platform} {n} {key[3]} {json.loads(key[4]).get('unit')}: rho "
+                    f"{rho_old if rho_old is None else round(rho_old, 2)} -> "
+                    f"{rho_new if rho_new is None else round(rho_new, 2)} ({len(new_pairs)})")
+            if got and oracle:
+                best_t, best_s = min(got)
+                line += f"; trial {','.join(tried)} -> {best_s} {best_t / oracle:.2f} of oracle"
+                counts["trial_ok"] += best_t / oracle <= 1.05
+                counts["trial_n"] += 1
+            if rho_new is not None:
+                counts["rho_new"] += rho_new >= 0.9
+                counts["rho_n"] += 1
+            if rho_old is not None:
+                counts["rho_old"] += rho_old >= 0.9
+            print(line, flush=True)
+    print(f"rho >= 0.9: {counts['rho_old']} before, {counts['rho_new']} now, of "
+          f"{counts['rho_n']} points; trial's best within 5 % of the oracle: "
+          f"{counts['trial_ok']} of {counts['trial_n']}")
+
+
+if __name__ == "__main__":
+    main()
