@@ -207,7 +207,7 @@ ISSUE5_1024_STRATEGIES = ["native", "ac", "color", "mesh2d", "grid3d", "hypercub
 AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
-NATIVE_AGREE_EVERY = 64
+NATIVE_AGREE_EVERY = 256
 
 
 def smpi_points(set_name, strategies, explicit=False):
@@ -359,6 +359,19 @@ def smpi_hostfile(work, plat, n):
     return path
 
 
+def smpi_machine(a, plat):
+    """The machine file (under config/machines) of a platform: with --overhead-us O the one
+    fitted with that overhead (smpi_<platform>_o<O>us.toml) where there is one."""
+    name = SMPI_PLATFORMS[plat]["machine"]
+    if a.overhead_us > 0:
+        fitted = name.replace(".toml", f"_o{a.overhead_us:g}us.toml")
+        if os.path.exists(os.path.join(REPO, "config", "machines", fitted)):
+            return fitted
+        log(f"[bench] no config/machines/{fitted}: predicting with {name}, which has no "
+            "per-message overhead")
+    return name
+
+
 def smpi_run(a, smpirun, plat, n, hostfile, cfg, argv, env):
     """One simulation of argv (program and arguments) on n ranks. Returns (cmd, rc, stdout,
     stderr, wall seconds, parsed stdout)."""
@@ -398,7 +411,8 @@ def smpi_main(a):
             matrix_file = os.path.join(work, "matrix.txt")
             if os.path.exists(matrix_file):
                 os.remove(matrix_file)
-            machine = os.path.join(REPO, "config", "machines", p["machine"])
+            machine_name = smpi_machine(a, plat)
+            machine = os.path.join(REPO, "config", "machines", machine_name)
             native = None
             rows = []
             for s in strats:
@@ -454,7 +468,7 @@ def smpi_main(a):
                 if s == "native":
                     native = t
                 extra = {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
-                         "machine_file": "config/machines/" + p["machine"], "repetitions": 1,
+                         "machine_file": "config/machines/" + machine_name, "repetitions": 1,
                          "warmup": warmup, "alltoallv_untimed": learn,
                          "overhead_us": a.overhead_us}
                 rep = read_report(report) if s != "native" else None
@@ -558,7 +572,7 @@ def smpi_bursts_main(a, smpirun, ver):
                     env.update(COMMSCHED_BURSTS=level, COMMSCHED_LEARN_CALLS="1",
                                COMMSCHED_TRIAL_CALLS="1", COMMSCHED_REPORT=report,
                                COMMSCHED_MACHINE=os.path.join(REPO, "config", "machines",
-                                                              p["machine"]))
+                                                              smpi_machine(a, plat)))
                 argv = [apps[app], "--vertices", str(vertices), "--iterations",
                         str(a.burst_iterations), "--time", "--clock", "monotonic"]
                 _, rc, so, se, wall, r = smpi_run(a, smpirun, plat, n, hostfile,
