@@ -274,13 +274,18 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
 }
 
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo) {
-  if (n <= 1) return 0.0;
-  const LinkClass cls = topo.clusters() > 1  ? LinkClass::inter
-                        : topo.nodes(n) > 1 ? LinkClass::cluster
-                                            : LinkClass::node;
-  int rounds = 0;
-  while ((Rank{1} << rounds) < n) ++rounds;
-  return rounds * machine.at(cls).alpha_s;
+  // Recursive doubling: in round k rank r exchanges with r XOR 2^k; a round lasts as long as
+  // its slowest pair's start-up (its latency included: each round waits for the last).
+  double total = 0.0;
+  for (Rank bit = 1; bit < n; bit <<= 1) {
+    double round = 0.0;
+    for (Rank r = 0; r < n; ++r) {
+      const Rank peer = r ^ bit;
+      if (peer < n) round = std::max(round, machine.at(link_class(topo, r, peer)).alpha_s);
+    }
+    total += round;
+  }
+  return total;
 }
 
 double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,

@@ -33,8 +33,9 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo);
 
 /// The library's agreement before every planned call (an allreduce of a few doubles, which MPI
-/// libraries run by recursive doubling): ⌈log2 n⌉ start-ups of the slowest link class among
-/// the job's ranks. A plan pays it on every call; a pattern running native on one call in 64.
+/// libraries run by recursive doubling): ⌈log2 n⌉ rounds, round k pairing r with r XOR 2^k and
+/// lasting the slowest such pair's start-up. A plan pays it on every call; a pattern running
+/// native on one call in kNativeAgreeEvery.
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo);
 
 /// A pattern the library runs natively agrees with the other ranks once in this many calls.

@@ -494,7 +494,8 @@ TEST(CostAwarePlanners, PairTimeUsesTheLinkClass) {
 }  // namespace
 }  // namespace commsched
 
-// The agreement: ⌈log2 n⌉ start-ups of the slowest link class the job spans.
+// The agreement: ⌈log2 n⌉ rounds of recursive doubling, each the slowest start-up among its
+// pairs (r, r XOR 2^k).
 TEST(Simulate, AgreementIsLogRoundsOfTheSlowestStartUp) {
   namespace cost = commsched::cost;
   namespace core = commsched::core;
@@ -503,9 +504,16 @@ TEST(Simulate, AgreementIsLogRoundsOfTheSlowestStartUp) {
   EXPECT_EQ(cost::agreement_time(1, m, flat), 0.0);
   EXPECT_DOUBLE_EQ(cost::agreement_time(64, m, flat), 6 * m.at(cost::LinkClass::cluster).alpha_s);
   EXPECT_DOUBLE_EQ(cost::agreement_time(65, m, flat), 7 * m.at(cost::LinkClass::cluster).alpha_s);
+  // Clusters alternate: only the first round (r XOR 1) crosses between them.
   core::Topology two;
   two.cluster_of = {0, 1, 0, 1};
-  EXPECT_DOUBLE_EQ(cost::agreement_time(4, m, two), 2 * m.at(cost::LinkClass::inter).alpha_s);
+  EXPECT_DOUBLE_EQ(cost::agreement_time(4, m, two),
+                   m.at(cost::LinkClass::inter).alpha_s + m.at(cost::LinkClass::cluster).alpha_s);
+  // Clusters in blocks: only the last round does.
+  core::Topology blocks;
+  blocks.cluster_of = {0, 0, 1, 1};
+  EXPECT_DOUBLE_EQ(cost::agreement_time(4, m, blocks),
+                   m.at(cost::LinkClass::cluster).alpha_s + m.at(cost::LinkClass::inter).alpha_s);
   core::Topology one_node;
   one_node.node_of = {0, 0, 0};
   EXPECT_DOUBLE_EQ(cost::agreement_time(3, m, one_node), 2 * m.at(cost::LinkClass::node).alpha_s);
