@@ -263,6 +263,9 @@ def smpi_points(set_name, strategies, explicit=False):
         cols = lp if explicit else ISSUE5_1024_STRATEGIES
         for u in (76, 476):
             pts.append(("flat", 1024, wl("neighbors_d64", "neighbors", 64, u), cols))
+        # The all-to-all with 64 B (004 Fig. 5) at 256 and 1024 ranks, with the same subset.
+        for n in (256, 1024):
+            pts.append(("flat", n, wl("alltoall", "fft3d", n, 64), cols))
     return pts
 
 
@@ -652,6 +655,10 @@ def netns_points(set_name, n):
     """{config: [workloads]} for n ranks."""
     if set_name == "smoke":
         return {"flat": [wl("uniform_d4", "uniform", 4, 1024)]}
+    if set_name == "issue5":
+        # Issue 5's node-aware row: run with --nodes 4 --ranks-per-node 4 (four ranks share
+        # each emulated node's link): many small messages between nodes, and the all-to-all.
+        return {"flat": unit_sweep([256, 4096], 8) + [wl("alltoall", "fft3d", n, 1024)]}
     pts = {"flat": unit_sweep([16, 256, 4096], 4) +
            [wl("skewed", "skewed", 4, 1024), wl("hotspot", "hotspot", 4, 2048),
             wl("neighbors_d4", "neighbors", 4, 16384)] +
@@ -727,6 +734,8 @@ def netns_inner(a):
     cluster_of = (lambda nd: int(nd >= nodes // 2)) if two else None
     platform = {"flat": "netns_flat", "shallow": "netns_shallow",
                 "two_clusters": "netns_two_clusters"}[a.config]
+    if (nodes, rpn) != (8, 2):  # not the default layout: say which
+        platform += f"_{nodes}x{rpn}"
     # The cost model's machine for this configuration (config/machines/).
     machine = "netns100_two_clusters" if two else "netns100"
     extra = {"nodes": nodes, "ranks_per_node": rpn, "rate": os.environ["CS_RATE"],
@@ -893,7 +902,7 @@ def main():
                     help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build or default_build())
-    if a.set in ("table5", "table11", "issue5", "bursts") and a.tier != "smpi":
+    if a.set in ("table5", "table11", "bursts") and a.tier != "smpi":
         ap.error(f"--set {a.set} is an SMPI set")
     if a.tier == "smpi":
         smpi_main(a)

@@ -179,7 +179,7 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
   bool have_cluster_link = false, have_node = false, have_inter = false, have_self = false;
   for (const auto& [key, value] :
        r.entries(root, "", {"name", "description", "link", "node", "inter_cluster", "memory",
-                            "layout", "cluster"})) {
+                            "native", "layout", "cluster"})) {
     const toml::value& v = *value;
     if (key == "name") {
       m.name = r.string(v, key, "");
@@ -212,6 +212,12 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
       r.table(v, "memory");
       for (const auto& [k, x] : r.entries(v, "memory", {"copy_beta"}))
         m.copy_beta_s_per_byte = r.number(*x, k, "memory", true);
+    } else if (key == "native") {
+      r.table(v, "native");
+      for (const auto& [k, x] : r.entries(v, "native", {"all_peers"})) {
+        if (!x->is_boolean()) r.fail(*x, "key 'all_peers' in [native] must be true or false");
+        m.native_all_peers = x->as_boolean();
+      }
     } else if (key == "layout") {
       r.table(v, "layout");
       for (const auto& [k, x] : r.entries(v, "layout", {"split"})) {
@@ -365,6 +371,7 @@ std::string to_toml(const Machine& m) {
   out << "\n[node]\nbeta = " << number_text(m.node_beta_s_per_byte) << "\n";
   out << "\n[inter_cluster]\nsharing = " << number_text(m.inter_sharing) << "\n";
   out << "\n[memory]\ncopy_beta = " << number_text(m.copy_beta_s_per_byte) << "\n";
+  if (m.native_all_peers) out << "\n[native]\nall_peers = true\n";
   if (m.cluster_split > 0) out << "\n[layout]\nsplit = " << m.cluster_split << "\n";
   for (const ClusterSpec& c : m.clusters) {
     out << "\n[[cluster]]\nname = " << toml_string(c.name) << "\n";

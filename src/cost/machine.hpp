@@ -54,6 +54,9 @@ struct Machine {
   double inter_sharing = 1.0;
   /// Memory copy cost (s/byte) of packing forwarded pieces on an intermediate rank.
   double copy_beta_s_per_byte = 0.0;
+  /// The MPI library's own MPI_Alltoallv posts a send and a receive to every peer, zero bytes
+  /// included (Open MPI's and SMPI's basic_linear): each costs its rank the link's overhead.
+  bool native_all_peers = false;
   /// Cluster layout: explicit entries, or `cluster_split` equal blocks of nodes, or neither
   /// (one cluster).
   std::vector<ClusterSpec> clusters;

@@ -270,7 +270,17 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo) {
-  return predict(core::one_phase_plan(m, "native"), m, machine, topo);
+  const double t = predict(core::one_phase_plan(m, "native"), m, machine, topo);
+  if (!machine.native_all_peers || m.size() < 2) return t;
+  // Every rank also posts n − 1 sends and n − 1 receives, zero bytes included: its port is busy
+  // (n − 1)·overhead, and the last message still needs its latency. (The zero-byte messages
+  // are not simulated one by one: at 1024 ranks that would be a million of them.)
+  // Charged at the slowest link class the job spans.
+  const Link& link = machine.at(topo.clusters() > 1      ? LinkClass::inter
+                                : topo.nodes(m.size()) > 1 ? LinkClass::cluster
+                                                           : LinkClass::node);
+  return std::max(t, static_cast<double>(m.size() - 1) * link.port_s() +
+                         (link.alpha_s - link.port_s()));
 }
 
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo) {

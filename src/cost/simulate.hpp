@@ -28,7 +28,8 @@ namespace commsched::cost {
 double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine& machine,
                const core::Topology& topo);
 
-/// The native MPI_Alltoallv, modelled as the `ac` plan: one phase, everything posted at once.
+/// The native MPI_Alltoallv, modelled as the `ac` plan: one phase, everything posted at once;
+/// with the machine's `native_all_peers`, at least n − 1 overheads per rank (zero-byte messages).
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo);
 

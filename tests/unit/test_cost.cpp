@@ -124,7 +124,11 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
        "x.toml:4: unknown key 'wan' in [link] (valid: self, node, cluster, inter)"},
       {"speed = 3\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
        "x.toml:1: unknown key 'speed' at top level (valid: name, description, link, node, "
-       "inter_cluster, memory, layout, cluster)"},
+       "inter_cluster, memory, native, layout, cluster)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall_peers = 1\n",
+       "x.toml:5: key 'all_peers' in [native] must be true or false"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall = true\n",
+       "x.toml:5: unknown key 'all' in [native] (valid: all_peers)"},
       {"name = 3\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
        "x.toml:1: key 'name' at top level must be a string"},
       {"link = 3\n", "x.toml:1: 'link' must be a table ([link])"},
@@ -258,6 +262,24 @@ TEST(Simulator, OverheadHoldsThePortsLatencyOverlaps) {
   EXPECT_EQ(back, m);
   EXPECT_EQ(back.at(LinkClass::cluster).port_s(), 0.0);
   EXPECT_EQ(back.at(LinkClass::node).port_s(), back.at(LinkClass::node).alpha_s);
+}
+
+// A native MPI_Alltoallv that posts to every peer (zero bytes included) costs each rank n − 1
+// overheads however sparse the matrix is.
+TEST(Simulator, NativeThatPostsToAllPeers) {
+  Machine m = simple_machine();
+  for (auto c : {LinkClass::node, LinkClass::cluster, LinkClass::inter})
+    m.at(c).overhead_s = 2e-7;
+  CommMatrix ring(64);
+  for (Rank i = 0; i < 64; ++i) ring.set_row(i, {{(i + 1) % 64, 1000}});
+  const double sparse = cost::predict_native(ring, m, core::Topology{});
+  EXPECT_NEAR(sparse, 2e-7 + 1000 * 1e-9 + (1e-6 - 2e-7), 1e-15);  // one message per rank
+  m.native_all_peers = true;
+  EXPECT_NEAR(cost::predict_native(ring, m, core::Topology{}), 63 * 2e-7 + (1e-6 - 2e-7), 1e-15);
+  Machine back;
+  std::string error;
+  ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
+  EXPECT_TRUE(back.native_all_peers);
 }
 
 // What auto ranks by: a plan pays the agreement every call, native one call in
