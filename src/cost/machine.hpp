@@ -55,7 +55,8 @@ struct Machine {
   /// Memory copy cost (s/byte) of packing forwarded pieces on an intermediate rank.
   double copy_beta_s_per_byte = 0.0;
   /// The MPI library's own MPI_Alltoallv posts a send and a receive to every peer, zero bytes
-  /// included (Open MPI's and SMPI's basic_linear): each costs its rank the link's overhead.
+  /// included (SimGrid SMPI's does; Open MPI 4.1's basic_linear skips zero counts): each costs
+  /// its rank the link's overhead.
   bool native_all_peers = false;
   /// Cluster layout: explicit entries, or `cluster_split` equal blocks of nodes, or neither
   /// (one cluster).
