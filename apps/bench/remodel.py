@@ -71,7 +71,9 @@ def whatif(build, params, n, machine, ranks_per_node, hosts, work):
     with open(prefix + "-whatif.csv") as f:
         for row in csv.DictReader(f):
             if row["ok"] == "1":
-                out[row["strategy"]] = float(row["per_call_s"])
+                shape = tuple(row[k] for k in ("predicted_s", "phases", "messages", "wire_bytes",
+                                               "staging_max"))
+                out[row["strategy"]] = (float(row["per_call_s"]), shape)
     return out
 
 
@@ -103,7 +105,8 @@ def main():
             base = platform.split("+")[0]
             hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
             rpn = 2 if tier == "netns" else 1
-            pred = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
+            shaped = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
+            pred = {s: t for s, (t, _) in shaped.items()}
             measured = {s: r["time_s"] for s, r in cells.items()
                         if s != "auto" and r["time_s"] > 0}
             old_pairs, new_pairs = [], []
@@ -126,7 +129,12 @@ def main():
             rho_old = report.spearman(*zip(*old_pairs)) if len(old_pairs) >= 3 else None
             rho_new = report.spearman(*zip(*new_pairs)) if len(new_pairs) >= 3 else None
             pool = sorted((s for s in pred if s not in ("native", "drs")), key=pred.get)
-            tried = pool[:TRIAL_KEEP] + ["native"]
+            tried, shapes = [], set()
+            for s in pool:  # distinct plans only, as the library's trial (same figures: same plan)
+                if len(tried) < TRIAL_KEEP and shaped[s][1] not in shapes:
+                    tried.append(s)
+                    shapes.add(shaped[s][1])
+            tried.append("native")
             got = [(measured[s], s) for s in tried if s in measured]
             oracle = min(measured.values()) if measured else None
             line = (f"{platform} {n} {key[3]} {json.loads(key[4]).get('unit')}: rho "

@@ -137,10 +137,25 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
     return agreed[a].predicted_s < agreed[b].predicted_s;
   });
   std::vector<CandidatePlan> out;
+  std::vector<CandidatePlan> same;  // plans that repeat a kept one: listed, not tried
   for (std::size_t k = 0; k < order.size() && out.size() < keep; ++k) {
     // Planned again here (plans are deterministic): the rank that predicted it may be another.
     CandidatePlan c = make(m, pool[order[k]], options, Predictor{}, max_staging);
     c.predicted_s = agreed[order[k]].predicted_s;
+    // A strategy whose plan is one already kept (a hybrid route whose messages are all small
+    // enough to take the indirect path is its pure variant) would only repeat that trial.
+    const auto twin = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& o) {
+      return c.rejected.empty() && o.plan.barrier_between_phases == c.plan.barrier_between_phases &&
+             o.plan.phases == c.plan.phases;
+    });
+    if (twin != out.end()) {
+      CandidatePlan dup;
+      dup.id = c.id;
+      dup.predicted_s = c.predicted_s;
+      dup.rejected = "same plan as " + twin->id + " (tried once)";
+      same.push_back(std::move(dup));
+      continue;
+    }
     out.push_back(std::move(c));
   }
   CandidatePlan native = make(m, "native", options, predict, max_staging);
@@ -149,6 +164,7 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
     return c.predicted_s > native.predicted_s;
   });
   out.insert(pos, std::move(native));
+  for (CandidatePlan& c : same) out.push_back(std::move(c));
   for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i) {
     const Prediction& a = agreed[i];
     if (a.rejected == 0 && a.predicted_s < Prediction::kNone) continue;

@@ -201,3 +201,25 @@ TEST(ChooseAuto, SharedPredictionsGiveTheSameCandidates) {
     }
   }
 }
+
+// auto's trial runs distinct plans: a strategy whose plan repeats a better-predicted one (the
+// hybrid routes with only small messages are their pure variants) is listed as such, untried,
+// and the next distinct plan takes its slot.
+TEST(ChooseAuto, IdenticalPlansAreTriedOnce) {
+  std::vector<Bytes> dense(64 * 64, 64);  // all-to-all of 64 B: every message routed
+  const auto m = cs::core::CommMatrix::from_dense(64, dense);
+  // Only the two routes and their pure twins, predicted mesh2d < mesh2d_pure < grid3d < ...
+  const std::vector<std::string> allowed{"mesh2d", "mesh2d_pure", "grid3d", "grid3d_pure"};
+  const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
+    return p ? 1e-5 * static_cast<double>(p->phases.size()) : 1.0;
+  };
+  const auto c = cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, allowed, predict, 3,
+                                            ~Bytes{0});
+  std::vector<std::string> tried, twins;
+  for (const auto& x : c) (x.rejected.empty() ? tried : twins).push_back(x.id);
+  // mesh2d (2 phases) and grid3d (3 phases) once each, then native; their twins untried.
+  EXPECT_EQ(tried, (std::vector<std::string>{"mesh2d", "grid3d", "native"}));
+  EXPECT_EQ(twins, (std::vector<std::string>{"mesh2d_pure", "grid3d_pure"}));
+  for (const auto& x : c)
+    if (!x.rejected.empty()) EXPECT_EQ(x.rejected.rfind("same plan as ", 0), 0u) << x.rejected;
+}
