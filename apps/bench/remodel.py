@@ -17,7 +17,7 @@ measured: its choice under a new model has to be run again to count.
 
 Platforms not named in --machine keep the machine file their records name. SMPI points get
 their platform's host names (commsched-analyze --hosts), so host-pattern clusters apply;
-emulated-cluster points two ranks per node.
+emulated-cluster points the ranks per node their records name.
 """
 import argparse
 import collections
@@ -104,7 +104,7 @@ def main():
                                                              "config/machines/default.toml")
             base = platform.split("+")[0]
             hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
-            rpn = 2 if tier == "netns" else 1
+            rpn = any_rec.get("ranks_per_node") or (2 if tier == "netns" else 1)
             shaped = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
             pred = {s: t for s, (t, _) in shaped.items()}
             measured = {s: r["time_s"] for s, r in cells.items()
