@@ -220,6 +220,9 @@ TEST(ChooseAuto, IdenticalPlansAreTriedOnce) {
   // mesh2d (2 phases) and grid3d (3 phases) once each, then native; their twins untried.
   EXPECT_EQ(tried, (std::vector<std::string>{"mesh2d", "grid3d", "native"}));
   EXPECT_EQ(twins, (std::vector<std::string>{"mesh2d_pure", "grid3d_pure"}));
-  for (const auto& x : c)
-    if (!x.rejected.empty()) EXPECT_EQ(x.rejected.rfind("same plan as ", 0), 0u) << x.rejected;
+  for (const auto& x : c) {
+    if (!x.rejected.empty()) {
+      EXPECT_EQ(x.rejected.rfind("same plan as ", 0), 0u) << x.rejected;
+    }
+  }
 }
