@@ -42,11 +42,9 @@ def point_key(r):
 
 
 def workload_args(params):
-    a = ["--pattern", params["pattern"], "--degree", str(params["degree"]),
-         "--unit", str(params["unit"])]
-    if "nonuniformity" in params:
-        a += ["--nonuniformity", repr(params["nonuniformity"])]
-    return a
+    """irregular_exchange's arguments for a record's params (bench.wl builds them)."""
+    return bench.wl("", params["pattern"], params["degree"], params["unit"],
+                    params.get("nonuniformity"))["args"]
 
 
 def whatif(build, params, n, machine, ranks_per_node, hosts, work):
@@ -112,12 +110,11 @@ def main():
             old_pairs, new_pairs = [], []
             for s, r in cells.items():
                 old = report.predicted_of(s, r, cells)
-                sid = s
                 if s in measured and not s.startswith("rs_nh+") and s != "drs":
                     if old is not None and old >= 0:
                         old_pairs.append((old, measured[s]))
-                    if sid in pred:
-                        new_pairs.append((pred[sid], measured[s]))
+                    if s in pred:
+                        new_pairs.append((pred[s], measured[s]))
             for s, r in cells.items():
                 r = dict(r)
                 if s not in ("auto", "drs") and not s.startswith("rs_nh+") and s in pred:

@@ -299,10 +299,14 @@ double agreement_time(Rank n, const Machine& machine, const core::Topology& topo
 }
 
 double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
+                    const core::Topology& topo, double agreement_s) {
+  return plan ? predict(*plan, m, machine, topo) + agreement_s
+              : predict_native(m, machine, topo) + agreement_s / kNativeAgreeEvery;
+}
+
+double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
                     const core::Topology& topo) {
-  const double agree = agreement_time(m.size(), machine, topo);
-  return plan ? predict(*plan, m, machine, topo) + agree
-              : predict_native(m, machine, topo) + agree / kNativeAgreeEvery;
+  return predict_call(plan, m, machine, topo, agreement_time(m.size(), machine, topo));
 }
 
 double lower_bound(const core::CommMatrix& m, const Machine& machine,

@@ -46,6 +46,10 @@ inline constexpr int kNativeAgreeEvery = 256;
 /// agreement, native agreeing once in kNativeAgreeEvery calls. What `auto` ranks by.
 double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
                     const core::Topology& topo);
+/// The same with the agreement's time given (agreement_time(m.size(), machine, topo)), for a
+/// caller that predicts many plans of one matrix.
+double predict_call(const core::Plan* plan, const core::CommMatrix& m, const Machine& machine,
+                    const core::Topology& topo, double agreement_s);
 
 /// A bound no plan's predicted time goes below: the busiest rank's bytes out or in over its
 /// cheapest link (forwarding may use a cheaper first hop) plus one start-up, a node's off-node

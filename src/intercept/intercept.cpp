@@ -434,8 +434,10 @@ void fill_record(Pattern& p) {
 // the per-call agreement, native agreeing one call in kNativeAgreeEvery.
 learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
   const cost::Machine& machine = g().machine;
-  return [&cs, &m, &machine](const core::Plan* plan) {
-    return cost::predict_call(plan, m, machine, cs.topology);
+  // O(n log n) over the ranks: once per matrix, not once per strategy predicted.
+  const double agree = cost::agreement_time(cs.size, machine, cs.topology);
+  return [&cs, &m, &machine, agree](const core::Plan* plan) {
+    return cost::predict_call(plan, m, machine, cs.topology, agree);
   };
 }
 

@@ -144,10 +144,12 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
     c.predicted_s = agreed[order[k]].predicted_s;
     // A strategy whose plan is one already kept (a hybrid route whose messages are all small
     // enough to take the indirect path is its pure variant) would only repeat that trial.
-    const auto twin = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& o) {
-      return c.rejected.empty() && o.plan.barrier_between_phases == c.plan.barrier_between_phases &&
-             o.plan.phases == c.plan.phases;
-    });
+    const auto twin = !c.rejected.empty() ? out.end()
+                      : std::find_if(out.begin(), out.end(), [&](const CandidatePlan& o) {
+                          return o.plan.barrier_between_phases ==
+                                     c.plan.barrier_between_phases &&
+                                 o.plan.phases == c.plan.phases;
+                        });
     if (twin != out.end()) {
       CandidatePlan dup;
       dup.id = c.id;
