@@ -175,11 +175,37 @@ void read_cluster(const Reader& r, const toml::value& v, std::size_t index, Mach
   m.clusters.push_back(std::move(spec));
 }
 
+void read_size_factor(const Reader& r, const toml::value& v, Machine& m) {
+  if (!v.is_table()) r.fail(v, "each [[size_factor]] entry must be a table");
+  SizeFactor row;
+  bool have_min = false;
+  for (const auto& [key, value] :
+       r.entries(v, "size_factor", {"min_bytes", "alpha_factor", "beta_factor"})) {
+    const toml::value& x = *value;
+    if (key == "min_bytes") {
+      if (!x.is_integer() || x.as_integer() < 0)
+        r.fail(x, "key 'min_bytes' in [size_factor] must be a non-negative integer (bytes)");
+      row.min_bytes = static_cast<Bytes>(x.as_integer());
+      if (!m.size_factors.empty() && row.min_bytes <= m.size_factors.back().min_bytes)
+        r.fail(x, "key 'min_bytes' in [size_factor] must exceed the previous row's (" +
+                      std::to_string(m.size_factors.back().min_bytes) +
+                      "): rows go from small messages to large");
+      have_min = true;
+    } else if (key == "alpha_factor") {
+      row.alpha_factor = r.number(x, key, "size_factor", false);
+    } else {
+      row.beta_factor = r.number(x, key, "size_factor", false);
+    }
+  }
+  if (!have_min) r.fail(v, "key 'min_bytes' missing in [[size_factor]]");
+  m.size_factors.push_back(row);
+}
+
 void read_machine(const Reader& r, const toml::value& root, Machine& m) {
   bool have_cluster_link = false, have_node = false, have_inter = false, have_self = false;
   for (const auto& [key, value] :
        r.entries(root, "", {"name", "description", "link", "node", "inter_cluster", "memory",
-                            "native", "layout", "cluster"})) {
+                            "native", "layout", "cluster", "size_factor"})) {
     const toml::value& v = *value;
     if (key == "name") {
       m.name = r.string(v, key, "");
@@ -225,6 +251,10 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
           r.fail(*x, "key 'split' in [layout] must be a positive integer (clusters)");
         m.cluster_split = static_cast<int>(x->as_integer());
       }
+    } else if (key == "size_factor") {
+      if (!v.is_array())
+        r.fail(v, "'size_factor' must be an array of tables ([[size_factor]])");
+      for (const toml::value& row : v.as_array()) read_size_factor(r, row, m);
     } else {  // cluster
       if (!v.is_array()) r.fail(v, "'cluster' must be an array of tables ([[cluster]])");
       for (std::size_t i = 0; i < v.as_array().size(); ++i)
@@ -373,6 +403,10 @@ std::string to_toml(const Machine& m) {
   out << "\n[memory]\ncopy_beta = " << number_text(m.copy_beta_s_per_byte) << "\n";
   if (m.native_all_peers) out << "\n[native]\nall_peers = true\n";
   if (m.cluster_split > 0) out << "\n[layout]\nsplit = " << m.cluster_split << "\n";
+  for (const SizeFactor& f : m.size_factors)
+    out << "\n[[size_factor]]\nmin_bytes = " << f.min_bytes
+        << "\nalpha_factor = " << number_text(f.alpha_factor)
+        << "\nbeta_factor = " << number_text(f.beta_factor) << "\n";
   for (const ClusterSpec& c : m.clusters) {
     out << "\n[[cluster]]\nname = " << toml_string(c.name) << "\n";
     if (!c.hosts.empty()) {

@@ -31,6 +31,20 @@ struct Link {
   friend bool operator==(const Link&, const Link&) = default;
 };
 
+/// One row of a machine's message-size table ([[size_factor]] in a machine file): a network
+/// message (any class but self) of at least `min_bytes` bytes, up to the next row's, costs
+/// o + alpha_factor·(α − o) + bytes·beta_factor·β on its link (o: its overhead, 0 if unset). MPI libraries change protocol with the size
+/// (eager, rendezvous), and SimGrid SMPI scales a message's latency and bandwidth by piecewise
+/// factors of its size (smpi/lat-factor, smpi/bw-factor: beta_factor = 1 / bw-factor), so one
+/// α + β·m line cannot fit small and large messages at once. alpha_factor scales the latency,
+/// α − overhead: the overhead (port time) is CPU work, not network.
+struct SizeFactor {
+  Bytes min_bytes = 0;
+  double alpha_factor = 1.0;
+  double beta_factor = 1.0;
+  friend bool operator==(const SizeFactor&, const SizeFactor&) = default;
+};
+
 /// One [[cluster]] entry of a machine file: the nodes whose host name matches one of `hosts`
 /// (shell patterns with * and ?), or whose node index lies in [first_node, last_node].
 struct ClusterSpec {
@@ -62,6 +76,26 @@ struct Machine {
   /// (one cluster).
   std::vector<ClusterSpec> clusters;
   int cluster_split = 0;
+  /// Message-size rows, min_bytes strictly increasing; below the first row (or with none) the
+  /// links' α and β apply as given.
+  std::vector<SizeFactor> size_factors;
+
+  /// The cost of one message of `bytes` bytes on class c: the link with the size row applied
+  /// to its latency (α − overhead) and β; self links as given.
+  Link link_for(LinkClass c, Bytes bytes) const {
+    Link l = at(c);
+    if (c == LinkClass::self) return l;
+    const SizeFactor* row = nullptr;
+    for (const SizeFactor& f : size_factors) {
+      if (f.min_bytes > bytes) break;
+      row = &f;
+    }
+    if (!row) return l;
+    const double cpu = l.overhead_s < 0.0 ? 0.0 : l.overhead_s;
+    l.alpha_s = cpu + (l.alpha_s - cpu) * row->alpha_factor;
+    l.beta_s_per_byte *= row->beta_factor;
+    return l;
+  }
 
   const Link& at(LinkClass c) const { return link[static_cast<std::size_t>(c)]; }
   Link& at(LinkClass c) { return link[static_cast<std::size_t>(c)]; }

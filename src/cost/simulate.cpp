@@ -22,6 +22,7 @@ struct Flow {
                    // forwarded bytes
   double work;     // seconds of data at full speed: bytes · β
   double latency;  // seconds after the data left, ports free: α − overhead
+  double beta;     // s/byte of this message's link at its size
   int from_node;
   int to_node;
   int wan_key;     // from_cluster · clusters + to_cluster for inter-cluster flows, else -1
@@ -152,7 +153,7 @@ class Engine {
           s = std::max(s, 1.0 + machine_.inter_sharing *
                                     (wan_count[static_cast<std::size_t>(fl.wan_key)] - 1));
         if (nic && fl.from_node != fl.to_node) {
-          const double beta = machine_.at(fl.cls).beta_s_per_byte;
+          const double beta = fl.beta;
           const int k = std::max(nic_out[static_cast<std::size_t>(fl.from_node)],
                                  nic_in[static_cast<std::size_t>(fl.to_node)]);
           if (beta > 0.0) s = std::max(s, k * machine_.node_beta_s_per_byte / beta);
@@ -217,7 +218,8 @@ class Engine {
       bytes += p.length;
       if (p.orig_src != t.from) forwarded += p.length;
     }
-    const Link& link = machine_.at(fl.cls);
+    const Link link = machine_.link_for(fl.cls, bytes);
+    fl.beta = link.beta_s_per_byte;
     fl.startup = link.port_s() + static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
     fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
     fl.latency = std::max(0.0, link.alpha_s - link.port_s());
@@ -256,7 +258,8 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
   double slowest_alpha = 0.0;
   for (const core::Phase& ph : plan.phases)
     for (const core::Transfer& t : ph.transfers)
-      slowest_alpha = std::max(slowest_alpha, machine.at(link_class(topo, t.from, t.to)).alpha_s);
+      slowest_alpha =
+          std::max(slowest_alpha, machine.link_for(link_class(topo, t.from, t.to), 0).alpha_s);
   const double rounds = std::ceil(std::log2(static_cast<double>(std::max<Rank>(n, 2))));
   double now = 0.0;
   for (std::size_t k = 0; k < plan.phases.size(); ++k) {
@@ -276,9 +279,10 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
   // (n − 1)·overhead, and the last message still needs its latency. (The zero-byte messages
   // are not simulated one by one: at 1024 ranks that would be a million of them.)
   // Charged at the slowest link class the job spans.
-  const Link& link = machine.at(topo.clusters() > 1      ? LinkClass::inter
-                                : topo.nodes(m.size()) > 1 ? LinkClass::cluster
-                                                           : LinkClass::node);
+  const Link link = machine.link_for(topo.clusters() > 1      ? LinkClass::inter
+                                     : topo.nodes(m.size()) > 1 ? LinkClass::cluster
+                                                                : LinkClass::node,
+                                     0);
   return std::max(t, static_cast<double>(m.size() - 1) * link.port_s() +
                          (link.alpha_s - link.port_s()));
 }
@@ -291,7 +295,9 @@ double agreement_time(Rank n, const Machine& machine, const core::Topology& topo
     double round = 0.0;
     for (Rank r = 0; r < n; ++r) {
       const Rank peer = r ^ bit;
-      if (peer < n) round = std::max(round, machine.at(link_class(topo, r, peer)).alpha_s);
+      if (peer < n)
+        round = std::max(round,
+                         machine.link_for(link_class(topo, r, peer), kAgreementBytes).alpha_s);
     }
     total += round;
   }
@@ -330,6 +336,15 @@ double lower_bound(const core::CommMatrix& m, const Machine& machine,
       if (c >= 0) ++nodes_in_cluster[static_cast<std::size_t>(c)];
   }
   const Link& self = machine.at(LinkClass::self);
+  // The size table may make some sizes cheaper than the links say: the bound takes the smallest
+  // factors (1 below the first row).
+  double alpha_factor = 1.0, beta_factor = 1.0;
+  if (!machine.size_factors.empty() && machine.size_factors.front().min_bytes == 0)
+    alpha_factor = beta_factor = std::numeric_limits<double>::infinity();
+  for (const SizeFactor& f : machine.size_factors) {
+    alpha_factor = std::min(alpha_factor, f.alpha_factor);
+    beta_factor = std::min(beta_factor, f.beta_factor);
+  }
   double bound = 0.0;
   std::vector<Bytes> out(nn, 0), in(nn, 0), self_bytes(nn, 0);
   std::vector<double> node_out(static_cast<std::size_t>(nodes), 0.0), node_in(node_out.size(), 0.0);
@@ -358,8 +373,10 @@ double lower_bound(const core::CommMatrix& m, const Machine& machine,
     double alpha = std::numeric_limits<double>::infinity();
     double beta = std::numeric_limits<double>::infinity();
     auto reach = [&](LinkClass c) {
-      alpha = std::min(alpha, machine.at(c).alpha_s);
-      beta = std::min(beta, machine.at(c).beta_s_per_byte);
+      const Link& l = machine.at(c);
+      const double cpu = std::max(0.0, l.overhead_s);
+      alpha = std::min(alpha, cpu + (l.alpha_s - cpu) * alpha_factor);
+      beta = std::min(beta, machine.at(c).beta_s_per_byte * beta_factor);
     };
     const auto cl = static_cast<std::size_t>(topo.cluster(r));
     if (ranks_on_node[static_cast<std::size_t>(topo.node(r))] > 1) reach(LinkClass::node);
@@ -386,7 +403,7 @@ double lower_bound(const core::CommMatrix& m, const Machine& machine,
       bound = std::max(bound, std::max(node_out[k], node_in[k]) * machine.node_beta_s_per_byte);
   // A cluster's outgoing (incoming) bytes over its inter-cluster links, each carrying at most
   // min(|A|, |B|) messages at once (one per port), m of them at 1 / (β·S(m)) each.
-  const double beta_w = machine.at(LinkClass::inter).beta_s_per_byte;
+  const double beta_w = machine.at(LinkClass::inter).beta_s_per_byte * beta_factor;
   if (clusters > 1 && beta_w > 0.0) {
     for (int a = 0; a < clusters; ++a) {
       double capacity = 0.0;
@@ -408,7 +425,7 @@ double lower_bound(const core::CommMatrix& m, const Machine& machine,
 std::function<double(Rank, Rank, Bytes)> pair_time(const Machine& machine,
                                                    const core::Topology& topo) {
   return [machine, topo](Rank src, Rank dst, Bytes bytes) {
-    const Link& link = machine.at(link_class(topo, src, dst));
+    const Link link = machine.link_for(link_class(topo, src, dst), bytes);
     return link.alpha_s + static_cast<double>(bytes) * link.beta_s_per_byte;
   };
 }

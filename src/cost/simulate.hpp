@@ -39,6 +39,9 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
 /// native on one call in kNativeAgreeEvery.
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo);
 
+/// Bytes of each agreement message (4 doubles), for the machine's size table.
+inline constexpr Bytes kAgreementBytes = 32;
+
 /// A pattern the library runs natively agrees with the other ranks once in this many calls.
 inline constexpr int kNativeAgreeEvery = 256;
 

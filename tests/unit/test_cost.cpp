@@ -124,7 +124,26 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
        "x.toml:4: unknown key 'wan' in [link] (valid: self, node, cluster, inter)"},
       {"speed = 3\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
        "x.toml:1: unknown key 'speed' at top level (valid: name, description, link, node, "
-       "inter_cluster, memory, native, layout, cluster)"},
+       "inter_cluster, memory, native, layout, cluster, size_factor)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nalpha_factor = 2\n",
+       "x.toml:4: key 'min_bytes' missing in [[size_factor]]"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = -1\n",
+       "x.toml:5: key 'min_bytes' in [size_factor] must be a non-negative integer (bytes)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = 1.5\n",
+       "x.toml:5: key 'min_bytes' in [size_factor] must be a non-negative integer (bytes)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = 64\n"
+       "[[size_factor]]\nmin_bytes = 64\n",
+       "x.toml:7: key 'min_bytes' in [size_factor] must exceed the previous row's (64): rows go "
+       "from small messages to large"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = 0\n"
+       "beta_factor = 0\n",
+       "x.toml:6: key 'beta_factor' in [size_factor] must be a positive number"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = 0\n"
+       "alpha = 2\n",
+       "x.toml:6: unknown key 'alpha' in [size_factor] (valid: min_bytes, alpha_factor, "
+       "beta_factor)"},
+      {"size_factor = 2\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
+       "x.toml:1: 'size_factor' must be an array of tables ([[size_factor]])"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall_peers = 1\n",
        "x.toml:5: key 'all_peers' in [native] must be true or false"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall = true\n",
@@ -296,6 +315,37 @@ TEST(Simulator, PredictCallAddsTheAgreement) {
                    cost::predict_native(mat, m, flat) + agree / cost::kNativeAgreeEvery);
 }
 
+// A message-size table scales a network message's latency (α − overhead) and β by the row of
+// its size; the overhead (CPU) and self copies stay as given.
+TEST(Simulator, SizeFactorsScaleLatencyAndBeta) {
+  Machine m = simple_machine();
+  m.size_factors = {{100, 2.0, 3.0}, {1000, 0.5, 0.25}};
+  const core::Topology flat;
+  auto one = [&](Bytes b) {
+    return cost::predict(make_plan(2, {{{0, 1}}}, b), CommMatrix(2), m, flat);
+  };
+  EXPECT_NEAR(one(99), 1e-6 + 99 * 1e-9, 1e-15);                // below the first row
+  EXPECT_NEAR(one(100), 2 * 1e-6 + 100 * 3e-9, 1e-15);          // row 100
+  EXPECT_NEAR(one(999), 2 * 1e-6 + 999 * 3e-9, 1e-15);
+  EXPECT_NEAR(one(5000), 0.5 * 1e-6 + 5000 * 0.25e-9, 1e-15);   // row 1000
+  m.at(LinkClass::cluster).overhead_s = 2e-7;                   // not scaled
+  EXPECT_NEAR(one(100), 2e-7 + 2 * 8e-7 + 100 * 3e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(m.link_for(LinkClass::cluster, 100).port_s(), 2e-7);
+  EXPECT_EQ(m.link_for(LinkClass::self, 5000), m.at(LinkClass::self));
+  const auto t = cost::pair_time(m, flat);
+  EXPECT_DOUBLE_EQ(t(0, 1, 5000), 2e-7 + 0.5 * 8e-7 + 5000 * 0.25e-9);
+  EXPECT_DOUBLE_EQ(t(0, 0, 5000), 1e-7 + 5000 * 1e-10);
+  // The agreement's messages are kAgreementBytes long: below the first row here.
+  EXPECT_DOUBLE_EQ(cost::agreement_time(2, m, flat), 1e-6);
+  m.size_factors.front().min_bytes = 0;
+  EXPECT_DOUBLE_EQ(cost::agreement_time(2, m, flat), 2e-7 + 2 * 8e-7);
+  // The file form reads back.
+  Machine back;
+  std::string error;
+  ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
+  EXPECT_EQ(back, m);
+}
+
 TEST(Simulator, HotReceiverSerialises) {
   const Machine m = simple_machine();
   CommMatrix mat(4);
@@ -396,6 +446,17 @@ std::vector<Setting> settings_for(Rank n, std::mt19937_64& rng) {
   out.push_back({"flat", simple_machine(), core::Topology{}});
   out.push_back({"nodes of 2", nic, nodes});
   out.push_back({"two clusters", two, clusters});
+  // A size table with rows cheaper and dearer than the links, and overheads: the bound must
+  // hold for every size.
+  const std::vector<cost::SizeFactor> rows = {
+      {0, 2.0, 1.5}, {64, 0.6, 0.7}, {512, 1.0, 1.2}, {4096, 3.0, 0.4}};
+  Machine sized_flat = simple_machine();
+  sized_flat.size_factors = rows;
+  sized_flat.at(LinkClass::cluster).overhead_s = 5e-7;
+  out.push_back({"flat, size table", sized_flat, core::Topology{}});
+  Machine sized_two = two;
+  sized_two.size_factors = rows;
+  out.push_back({"two clusters, size table", sized_two, clusters});
   return out;
 }
 
