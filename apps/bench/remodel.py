@@ -2,12 +2,14 @@
 """Predict benchmark points again with another machine file, without running them again.
 
 The measured times of a bench.py JSON-lines file do not depend on the cost model (every
-strategy's plan depends only on the matrix and the links' alpha + beta*bytes, which a change of
-`overhead` leaves alone), so a new model can be judged on them offline: for every point this
+strategy's plan depends only on the matrix and, for the cost-aware planners maxmin, maxsum, unif
+and bvn, on each message's alpha + beta*bytes, which a change of `overhead` leaves alone; a new
+size table or new alpha/beta changes those four plans, so run them again with the new machine
+file before judging), so a new model can be judged on them offline: for every point this
 script rebuilds the matrix (irregular_exchange --matrix-only, no MPI traffic), asks
 commsched-analyze for every strategy's predicted time per call on the machine file given for
 the point's platform, and writes the records again with predicted_s / native_predicted_s
-replaced (report.py then computes the Spearman rho of the new predictions). It also prints, per
+and the lower bound replaced (report.py then computes the Spearman rho of the new predictions). It also prints, per
 point, what auto's trial would run with the new predictions (the 3 best predicted and native)
 and the best measured time among those, against the oracle. auto's own records are kept as
 measured: its choice under a new model has to be run again to count.
@@ -48,7 +50,7 @@ def workload_args(params):
 
 
 def whatif(build, params, n, machine, ranks_per_node, hosts, work):
-    """strategy -> seconds per call as auto ranks it."""
+    """(strategy -> (seconds per call as auto ranks it, plan shape), the matrix's lower bound)."""
     mfile = os.path.join(work, "m.txt")
     subprocess.run(["mpirun.openmpi", "--allow-run-as-root", "-np", "1",
                     os.path.join(build, "apps", "irregular_exchange")] + workload_args(params)
@@ -65,14 +67,15 @@ def whatif(build, params, n, machine, ranks_per_node, hosts, work):
     elif ranks_per_node > 1:
         cmd += ["--ranks-per-node", str(ranks_per_node)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    out = {}
+    out, bound = {}, None
     with open(prefix + "-whatif.csv") as f:
         for row in csv.DictReader(f):
+            bound = float(row["lower_bound_s"])
             if row["ok"] == "1":
                 shape = tuple(row[k] for k in ("predicted_s", "phases", "messages", "wire_bytes",
                                                "staging_max"))
                 out[row["strategy"]] = (float(row["per_call_s"]), shape)
-    return out
+    return out, bound
 
 
 def main():
@@ -103,7 +106,7 @@ def main():
             base = platform.split("+")[0]
             hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
             rpn = any_rec.get("ranks_per_node") or (2 if tier == "netns" else 1)
-            shaped = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
+            shaped, bound = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
             pred = {s: t for s, (t, _) in shaped.items()}
             measured = {s: r["time_s"] for s, r in cells.items()
                         if s != "auto" and r["time_s"] > 0}
@@ -120,6 +123,10 @@ def main():
                 if s not in ("auto", "drs") and not s.startswith("rs_nh+") and s in pred:
                     r["predicted_s"] = pred[s]
                 r["native_predicted_s"] = pred.get("native")
+                if bound:
+                    r["lower_bound_s"] = bound
+                    if r.get("time_s", 0) > 0:
+                        r["time_over_lower_bound"] = r["time_s"] / bound
                 r["predicted_by"] = os.path.relpath(machine, REPO) if machine.startswith(REPO) \
                     else machine
                 out.write(json.dumps(r) + "\n")
