@@ -8,9 +8,9 @@ size table or new alpha/beta changes those four plans, so run them again with th
 file before judging), so a new model can be judged on them offline: for every point this
 script rebuilds the matrix (irregular_exchange --matrix-only, no MPI traffic), asks
 commsched-analyze for every strategy's predicted time per call on the machine file given for
-the point's platform, and writes the records again with predicted_s / native_predicted_s
-and the lower bound replaced (report.py then computes the Spearman rho of the new predictions). It also prints, per
-point, what auto's trial would run with the new predictions (the 3 best predicted and native)
+the point's platform, and writes the records again with predicted_s / native_predicted_s and
+the lower bound replaced (report.py then computes the Spearman rho of the new predictions). It
+also prints, per point, what auto's trial would run with the new predictions (the 3 best predicted and native)
 and the best measured time among those, against the oracle. auto's own records are kept as
 measured: its choice under a new model has to be run again to count.
 

@@ -28,16 +28,25 @@ struct Link {
   double overhead_s = -1.0;
   /// Seconds of alpha_s that hold the ports.
   double port_s() const { return overhead_s < 0.0 ? alpha_s : overhead_s; }
+  /// This link with its latency (α − overhead; the overhead is CPU work, not network) scaled
+  /// by alpha_factor and its β by beta_factor.
+  Link scaled(double alpha_factor, double beta_factor) const {
+    Link l = *this;
+    const double cpu = overhead_s < 0.0 ? 0.0 : overhead_s;
+    l.alpha_s = cpu + (alpha_s - cpu) * alpha_factor;
+    l.beta_s_per_byte *= beta_factor;
+    return l;
+  }
   friend bool operator==(const Link&, const Link&) = default;
 };
 
 /// One row of a machine's message-size table ([[size_factor]] in a machine file): a network
 /// message (any class but self) of at least `min_bytes` bytes, up to the next row's, costs
-/// o + alpha_factor·(α − o) + bytes·beta_factor·β on its link (o: its overhead, 0 if unset). MPI libraries change protocol with the size
-/// (eager, rendezvous), and SimGrid SMPI scales a message's latency and bandwidth by piecewise
-/// factors of its size (smpi/lat-factor, smpi/bw-factor: beta_factor = 1 / bw-factor), so one
-/// α + β·m line cannot fit small and large messages at once. alpha_factor scales the latency,
-/// α − overhead: the overhead (port time) is CPU work, not network.
+/// its link scaled by the row (Link::scaled: o + alpha_factor·(α − o) + bytes·beta_factor·β,
+/// o the overhead, 0 if unset). MPI libraries change protocol with the size (eager,
+/// rendezvous), and SimGrid SMPI scales a message's latency and bandwidth by piecewise factors
+/// of its size (smpi/lat-factor, smpi/bw-factor: beta_factor = 1 / bw-factor), so one α + β·m
+/// line cannot fit small and large messages at once.
 struct SizeFactor {
   Bytes min_bytes = 0;
   double alpha_factor = 1.0;
@@ -83,18 +92,13 @@ struct Machine {
   /// The cost of one message of `bytes` bytes on class c: the link with the size row applied
   /// to its latency (α − overhead) and β; self links as given.
   Link link_for(LinkClass c, Bytes bytes) const {
-    Link l = at(c);
-    if (c == LinkClass::self) return l;
+    if (c == LinkClass::self) return at(c);
     const SizeFactor* row = nullptr;
     for (const SizeFactor& f : size_factors) {
       if (f.min_bytes > bytes) break;
       row = &f;
     }
-    if (!row) return l;
-    const double cpu = l.overhead_s < 0.0 ? 0.0 : l.overhead_s;
-    l.alpha_s = cpu + (l.alpha_s - cpu) * row->alpha_factor;
-    l.beta_s_per_byte *= row->beta_factor;
-    return l;
+    return row ? at(c).scaled(row->alpha_factor, row->beta_factor) : at(c);
   }
 
   const Link& at(LinkClass c) const { return link[static_cast<std::size_t>(c)]; }

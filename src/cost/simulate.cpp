@@ -153,10 +153,9 @@ class Engine {
           s = std::max(s, 1.0 + machine_.inter_sharing *
                                     (wan_count[static_cast<std::size_t>(fl.wan_key)] - 1));
         if (nic && fl.from_node != fl.to_node) {
-          const double beta = fl.beta;
           const int k = std::max(nic_out[static_cast<std::size_t>(fl.from_node)],
                                  nic_in[static_cast<std::size_t>(fl.to_node)]);
-          if (beta > 0.0) s = std::max(s, k * machine_.node_beta_s_per_byte / beta);
+          if (fl.beta > 0.0) s = std::max(s, k * machine_.node_beta_s_per_byte / fl.beta);
         }
         slow[i] = s;
         dt = std::min(dt, a.work * s);
@@ -373,10 +372,9 @@ double lower_bound(const core::CommMatrix& m, const Machine& machine,
     double alpha = std::numeric_limits<double>::infinity();
     double beta = std::numeric_limits<double>::infinity();
     auto reach = [&](LinkClass c) {
-      const Link& l = machine.at(c);
-      const double cpu = std::max(0.0, l.overhead_s);
-      alpha = std::min(alpha, cpu + (l.alpha_s - cpu) * alpha_factor);
-      beta = std::min(beta, machine.at(c).beta_s_per_byte * beta_factor);
+      const Link l = machine.at(c).scaled(alpha_factor, beta_factor);
+      alpha = std::min(alpha, l.alpha_s);
+      beta = std::min(beta, l.beta_s_per_byte);
     };
     const auto cl = static_cast<std::size_t>(topo.cluster(r));
     if (ranks_on_node[static_cast<std::size_t>(topo.node(r))] > 1) reach(LinkClass::node);
