@@ -19,9 +19,10 @@ inline constexpr std::array<std::string_view, 4> kLinkClassNames{"self", "node",
                                                                   "inter"};
 
 /// Linear cost of one message on a link: alpha_s + bytes * beta_s_per_byte seconds.
-/// `overhead_s` is the part of alpha_s during which the message holds its ends' ports (LogP's
-/// o: the CPU work of posting and completing it); the rest is latency, which overlaps with the
-/// rank's other messages. Negative (the default): all of alpha_s holds the ports.
+/// `overhead_s` is the part of alpha_s that the sender's processor spends posting the message
+/// (LogP's o; a rank posts one message after the other); the rest is latency, which overlaps
+/// with the rank's other messages. Negative (the default): all of alpha_s holds both ends'
+/// ports, and nothing is charged to the processor.
 struct Link {
   double alpha_s = 0.0;
   double beta_s_per_byte = 0.0;
@@ -78,8 +79,8 @@ struct Machine {
   /// Memory copy cost (s/byte) of packing forwarded pieces on an intermediate rank.
   double copy_beta_s_per_byte = 0.0;
   /// The MPI library's own MPI_Alltoallv posts a send and a receive to every peer, zero bytes
-  /// included (SimGrid SMPI's does; Open MPI 4.1's basic_linear skips zero counts): each costs
-  /// its rank the link's overhead.
+  /// included, in rank order (SimGrid SMPI's does; Open MPI 4.1's basic_linear skips zero
+  /// counts): each send costs its rank the link's overhead before the next one is posted.
   bool native_all_peers = false;
   /// Cluster layout: explicit entries, or `cluster_split` equal blocks of nodes, or neither
   /// (one cluster).

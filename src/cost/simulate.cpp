@@ -18,8 +18,9 @@ struct Flow {
   Rank to;
   std::size_t phase;
   LinkClass cls;
-  double startup;  // seconds before data moves, ports held: overhead, plus packing of
-                   // forwarded bytes
+  double cpu;      // seconds of the sender's processor before the message is posted: the
+                   // overhead and the packing of forwarded bytes (links with an overhead)
+  double startup;  // seconds before data moves, ports held: α and packing (links without one)
   double work;     // seconds of data at full speed: bytes · β
   double latency;  // seconds after the data left, ports free: α − overhead
   double beta;     // s/byte of this message's link at its size
@@ -54,6 +55,28 @@ class Engine {
     constexpr std::size_t kDone = std::numeric_limits<std::size_t>::max();
     std::vector<std::size_t> seg_begin(n, 0), seg_end(n, 0), phase(n, kDone), left(n, 0);
     std::vector<char> send_busy(n, 0), recv_busy(n, 0), started(flows.size(), 0);
+    // The sender's processor posts its sends of a phase one after the other, in plan order,
+    // each after its `cpu` seconds; only posted messages may take the ports.
+    std::vector<std::size_t> next_post(n, 0);
+    std::vector<std::size_t> unstarted(n, 0);  // no send before it in its phase is waiting
+    std::vector<double> cpu_left(n, -1.0);  // of the send at next_post; < 0: not begun
+    std::vector<char> posted(flows.size(), 0);
+    std::vector<std::size_t> posting;  // ranks with sends still to post in their phase
+    auto post_ready = [&](std::size_t r, double tol) {
+      const std::vector<Op>& list = ops[r];
+      while (next_post[r] < seg_end[r]) {
+        const Op& op = list[next_post[r]];
+        if (!op.send) {
+          ++next_post[r];
+          continue;
+        }
+        if (cpu_left[r] < 0.0) cpu_left[r] = flows[op.flow].cpu;
+        if (cpu_left[r] > tol) return;
+        posted[op.flow] = 1;
+        cpu_left[r] = -1.0;
+        ++next_post[r];
+      }
+    };
     double finish = start;
     auto enter_next = [&](std::size_t r) {
       const std::vector<Op>& list = ops[r];
@@ -67,6 +90,10 @@ class Engine {
       while (e < list.size() && list[e].phase == phase[r]) ++e;
       seg_end[r] = e;
       left[r] = e - seg_begin[r];
+      unstarted[r] = next_post[r] = seg_begin[r];
+      cpu_left[r] = -1.0;
+      post_ready(r, 0.0);
+      if (next_post[r] < seg_end[r]) posting.push_back(r);
     };
     for (std::size_t r = 0; r < n; ++r) enter_next(r);
 
@@ -107,9 +134,12 @@ class Engine {
       // Start every message whose ends are in its phase and whose ports are free.
       for (std::size_t r = 0; r < n; ++r) {
         if (phase[r] == kDone || send_busy[r]) continue;
-        for (std::size_t k = seg_begin[r]; k < seg_end[r]; ++k) {
+        std::size_t& first = unstarted[r];
+        while (first < seg_end[r] && (!ops[r][first].send || started[ops[r][first].flow])) ++first;
+        for (std::size_t k = first; k < seg_end[r]; ++k) {
           const Op& op = ops[r][k];
           if (!op.send || started[op.flow]) continue;
+          if (!posted[op.flow]) break;
           const Flow& fl = flows[op.flow];
           const auto to = static_cast<std::size_t>(fl.to);
           if (phase[to] != fl.phase || recv_busy[to]) continue;
@@ -120,7 +150,7 @@ class Engine {
           break;
         }
       }
-      if (active.empty() && flight.empty())
+      if (active.empty() && flight.empty() && posting.empty())
         return std::numeric_limits<double>::infinity();  // cannot happen
 
       // Slowdowns of the messages moving data now.
@@ -141,6 +171,7 @@ class Engine {
       slow.assign(active.size(), 1.0);
       double dt = std::numeric_limits<double>::infinity();
       for (const InFlight& f : flight) dt = std::min(dt, f.latency);
+      for (std::size_t r : posting) dt = std::min(dt, cpu_left[r]);
       for (std::size_t i = 0; i < active.size(); ++i) {
         const Active& a = active[i];
         if (a.startup > 0.0) {
@@ -173,6 +204,13 @@ class Engine {
           flight[landed++] = f;
       }
       flight.resize(landed);
+      std::size_t still = 0;
+      for (std::size_t r : posting) {
+        cpu_left[r] -= dt;
+        post_ready(r, tol);
+        if (next_post[r] < seg_end[r]) posting[still++] = r;
+      }
+      posting.resize(still);
       std::size_t kept = 0;
       for (std::size_t i = 0; i < active.size(); ++i) {
         Active a = active[i];
@@ -218,10 +256,18 @@ class Engine {
       if (p.orig_src != t.from) forwarded += p.length;
     }
     const Link link = machine_.link_for(fl.cls, bytes);
+    const double packing = static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
     fl.beta = link.beta_s_per_byte;
-    fl.startup = link.port_s() + static_cast<double>(forwarded) * machine_.copy_beta_s_per_byte;
+    if (link.overhead_s >= 0.0) {
+      fl.cpu = link.overhead_s + packing;
+      fl.startup = 0.0;
+      fl.latency = std::max(0.0, link.alpha_s - link.overhead_s);
+    } else {
+      fl.cpu = 0.0;
+      fl.startup = link.alpha_s + packing;
+      fl.latency = 0.0;
+    }
     fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
-    fl.latency = std::max(0.0, link.alpha_s - link.port_s());
     fl.from_node = topo_.node(t.from);
     fl.to_node = topo_.node(t.to);
     fl.wan_key = fl.cls == LinkClass::inter ? topo_.cluster(t.from) * clusters_ +
@@ -272,18 +318,36 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo) {
-  const double t = predict(core::one_phase_plan(m, "native"), m, machine, topo);
-  if (!machine.native_all_peers || m.size() < 2) return t;
-  // Every rank also posts n − 1 sends and n − 1 receives, zero bytes included: its port is busy
-  // (n − 1)·overhead, and the last message still needs its latency. (The zero-byte messages
-  // are not simulated one by one: at 1024 ranks that would be a million of them.)
-  // Charged at the slowest link class the job spans.
+  const core::Plan plan = core::one_phase_plan(m, "native");
+  if (!machine.native_all_peers || m.size() < 2) return predict(plan, m, machine, topo);
+  // Every rank also posts a send and a receive to every other peer, zero bytes included, in
+  // rank order (SimGrid's MPI_Alltoallv; every rank thus starts with the same receiver). The
+  // zero-byte messages are not simulated one by one (at 1024 ranks, a million of them): each
+  // costs its sender the overhead before its next message is posted, charged at the slowest
+  // link class the job spans, and the last one still needs its latency.
   const Link link = machine.link_for(topo.clusters() > 1      ? LinkClass::inter
                                      : topo.nodes(m.size()) > 1 ? LinkClass::cluster
                                                                 : LinkClass::node,
                                      0);
-  return std::max(t, static_cast<double>(m.size() - 1) * link.port_s() +
-                         (link.alpha_s - link.port_s()));
+  const Rank n = m.size();
+  const double floor =
+      static_cast<double>(n - 1) * link.port_s() + (link.alpha_s - link.port_s());
+  if (link.overhead_s < 0.0) return std::max(predict(plan, m, machine, topo), floor);
+  Engine engine(machine, topo, n);
+  std::vector<Flow> flows;
+  flows.reserve(plan.transfer_count());
+  std::vector<Rank> last_post(static_cast<std::size_t>(n), 0);
+  for (const core::Phase& ph : plan.phases)
+    for (const core::Transfer& t : ph.transfers) {
+      flows.push_back(engine.make_flow(t, 0));
+      if (t.from == t.to) continue;
+      // Position of t.to among the sender's n − 1 peers in rank order, from 1.
+      const Rank pos = t.to < t.from ? t.to + 1 : t.to;
+      Rank& last = last_post[static_cast<std::size_t>(t.from)];
+      flows.back().cpu += static_cast<double>(pos - last - 1) * link.overhead_s;
+      last = pos;
+    }
+  return std::max(engine.run(flows, 0.0), floor);
 }
 
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo) {

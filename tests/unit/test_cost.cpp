@@ -255,19 +255,29 @@ TEST(Simulator, PhaseOfEqualMessages) {
   EXPECT_NEAR(cost::predict(two, CommMatrix(4), m, flat), 2 * 2e-6 + 2 * 1e-6, 1e-15);
 }
 
-// LogP's split of α: the overhead holds the ports, the latency overlaps with the next
-// messages. One rank sending three equal messages to three others, in one phase.
-TEST(Simulator, OverheadHoldsThePortsLatencyOverlaps) {
+// LogP's split of α: the overhead is the sender's processor posting the message, one message
+// after the other; the ports carry only the bytes; the latency overlaps with the next messages.
+// One rank sending three equal messages to three others, in one phase.
+TEST(Simulator, OverheadIsTheSendersLatencyOverlaps) {
   Machine m = simple_machine();
   const Plan fan = make_plan(4, {{{0, 1}, {0, 2}, {0, 3}}}, 1000);
-  const double a = 1e-6, w = 1000 * 1e-9;
+  const double a = 1e-6, w = 1000 * 1e-9, o = 2e-7;
   // Default: all of α holds the port, so the three start-ups add up.
   EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}), 3 * (a + w), 1e-15);
-  // Overhead 0.2 µs: the port is busy 0.2 µs + w per message, the last one lands α − 0.2 µs
-  // after its data left.
-  m.at(LinkClass::cluster).overhead_s = 2e-7;
-  EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}),
-              3 * (2e-7 + w) + (a - 2e-7), 1e-15);
+  // Overhead 0.2 µs: posted at 0.2, 0.4 and 0.6 µs, but the port takes w = 1 µs per message,
+  // so the bytes serialise from 0.2 µs on and the last lands α − o after its data left.
+  m.at(LinkClass::cluster).overhead_s = o;
+  EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}), o + 3 * w + (a - o),
+              1e-15);
+  // 100 B each (0.1 µs of port): now the processor is the bottleneck, three overheads.
+  const Plan small = make_plan(4, {{{0, 1}, {0, 2}, {0, 3}}}, 100);
+  EXPECT_NEAR(cost::predict(small, CommMatrix(4), m, core::Topology{}), 3 * o + 1e-7 + (a - o),
+              1e-15);
+  // The receiver pays nothing: three senders of 100 B to one rank post at once, and its port
+  // takes their bytes one after the other.
+  const Plan fan_in = make_plan(4, {{{1, 0}, {2, 0}, {3, 0}}}, 100);
+  EXPECT_NEAR(cost::predict(fan_in, CommMatrix(4), m, core::Topology{}), o + 3e-7 + (a - o),
+              1e-15);
   // No overhead: only the bytes serialise, the latency is paid once.
   m.at(LinkClass::cluster).overhead_s = 0.0;
   EXPECT_NEAR(cost::predict(fan, CommMatrix(4), m, core::Topology{}), 3 * w + a, 1e-15);
@@ -283,8 +293,8 @@ TEST(Simulator, OverheadHoldsThePortsLatencyOverlaps) {
   EXPECT_EQ(back.at(LinkClass::node).port_s(), back.at(LinkClass::node).alpha_s);
 }
 
-// A native MPI_Alltoallv that posts to every peer (zero bytes included) costs each rank n − 1
-// overheads however sparse the matrix is.
+// A native MPI_Alltoallv that posts to every peer (zero bytes included, in rank order) costs
+// each rank n − 1 overheads however sparse the matrix is.
 TEST(Simulator, NativeThatPostsToAllPeers) {
   Machine m = simple_machine();
   for (auto c : {LinkClass::node, LinkClass::cluster, LinkClass::inter})
@@ -294,7 +304,13 @@ TEST(Simulator, NativeThatPostsToAllPeers) {
   const double sparse = cost::predict_native(ring, m, core::Topology{});
   EXPECT_NEAR(sparse, 2e-7 + 1000 * 1e-9 + (1e-6 - 2e-7), 1e-15);  // one message per rank
   m.native_all_peers = true;
-  EXPECT_NEAR(cost::predict_native(ring, m, core::Topology{}), 63 * 2e-7 + (1e-6 - 2e-7), 1e-15);
+  // Every rank posts to its peers in rank order, one overhead each: rank 62's message to 63 is
+  // its 63rd post, so its bytes leave after 63 overheads.
+  EXPECT_NEAR(cost::predict_native(ring, m, core::Topology{}),
+              63 * 2e-7 + 1000 * 1e-9 + (1e-6 - 2e-7), 1e-15);
+  // Empty rows still pay the n − 1 zero-byte posts and the last one's latency.
+  EXPECT_NEAR(cost::predict_native(CommMatrix(64), m, core::Topology{}),
+              63 * 2e-7 + (1e-6 - 2e-7), 1e-15);
   Machine back;
   std::string error;
   ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
