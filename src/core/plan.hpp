@@ -59,6 +59,12 @@ Validation validate(const Plan& plan, const CommMatrix& m);
 /// merges it with the previous piece when they are contiguous parts of one message.
 void add_piece(Phase& phase, Rank from, Rank to, const Piece& piece);
 
+/// Where a rank's send to `to` comes in its phase: a rank posts its sends of a phase by
+/// increasing distance around the ring, the rank after itself first (exec::compile, and the
+/// cost model assumes it). Were every rank to take its peers in rank order, as SimGrid's
+/// MPI_Alltoallv does, all would reach the same receiver at once.
+inline Rank send_order(Rank from, Rank to, Rank n) { return (to - from + n) % n; }
+
 /// One phase holding every message of `m` whole, in row order (the `ac` plan, and the cost
 /// model's native MPI_Alltoallv); no phase when `m` has no message.
 Plan one_phase_plan(const CommMatrix& m, std::string strategy);

@@ -41,16 +41,22 @@ class Engine {
       : machine_(machine), topo_(topo), n_(n), clusters_(topo.clusters()) {}
 
   // Runs the flows; ranks enter their first phase at time `start`. Returns the finish time.
-  double run(const std::vector<Flow>& flows, double start) {
+  // A rank posts its sends of a phase in core::send_order, or with `in_order` as the flows come.
+  double run(const std::vector<Flow>& flows, double start, bool in_order = false) {
     const auto n = static_cast<std::size_t>(n_);
     std::vector<std::vector<Op>> ops(n);
     for (std::size_t f = 0; f < flows.size(); ++f) {
       ops[static_cast<std::size_t>(flows[f].from)].push_back({flows[f].phase, f, true});
       ops[static_cast<std::size_t>(flows[f].to)].push_back({flows[f].phase, f, false});
     }
+    auto ring = [&](const Op& op) {
+      const Flow& fl = flows[op.flow];
+      return op.send && !in_order ? core::send_order(fl.from, fl.to, n_) : Rank{0};
+    };
     for (auto& list : ops)
-      std::stable_sort(list.begin(), list.end(),
-                       [](const Op& a, const Op& b) { return a.phase < b.phase; });
+      std::stable_sort(list.begin(), list.end(), [&](const Op& a, const Op& b) {
+        return a.phase != b.phase ? a.phase < b.phase : ring(a) < ring(b);
+      });
 
     constexpr std::size_t kDone = std::numeric_limits<std::size_t>::max();
     std::vector<std::size_t> seg_begin(n, 0), seg_end(n, 0), phase(n, kDone), left(n, 0);
@@ -347,7 +353,7 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
       flows.back().cpu += static_cast<double>(pos - last - 1) * link.overhead_s;
       last = pos;
     }
-  return std::max(engine.run(flows, 0.0), floor);
+  return std::max(engine.run(flows, 0.0, /*in_order=*/true), floor);
 }
 
 double agreement_time(Rank n, const Machine& machine, const core::Topology& topo) {

@@ -95,6 +95,9 @@ RankProgram compile(const core::Plan& plan, const core::CommMatrix& m, Rank rank
         step.recvs.push_back({t.from, t.bytes(), std::move(to)});
       }
     }
+    std::stable_sort(step.sends.begin(), step.sends.end(), [&](const Op& a, const Op& b) {
+      return core::send_order(rank, a.peer, p.n) < core::send_order(rank, b.peer, p.n);
+    });
   }
   p.staging_bytes = c.staging();
   // Only an op carrying exactly one whole user message can use the user's datatype directly.

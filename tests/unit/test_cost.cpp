@@ -293,6 +293,28 @@ TEST(Simulator, OverheadIsTheSendersLatencyOverlaps) {
   EXPECT_EQ(back.at(LinkClass::node).port_s(), back.at(LinkClass::node).alpha_s);
 }
 
+// With an overhead the posting order matters: ranks post around the ring from the next rank
+// (core::send_order), so in an all-to-all step k of every rank is a permutation and no
+// receiver waits; SimGrid's native MPI_Alltoallv posts in rank order, so all ranks reach rank
+// 0 first, then rank 1, ..., and their receive ports serialise.
+TEST(Simulator, SendsPostedAroundTheRingAvoidOneReceiver) {
+  Machine m = simple_machine();
+  const double o = 1e-6, a = 2e-6;  // overhead 1 µs, latency 1 µs
+  m.at(LinkClass::cluster) = {a, 1e-9, o};
+  CommMatrix all(4);
+  for (Rank i = 0; i < 4; ++i) {
+    std::vector<core::Entry> row;
+    for (Rank j = 0; j < 4; ++j)
+      if (j != i) row.push_back({j, 1000});  // 1 µs of port each
+    all.set_row(i, row);
+  }
+  // Posted at 1, 2, 3 µs, each on the ports for 1 µs, no receiver shared: 3 o + w + latency.
+  const double ring = cost::predict(core::one_phase_plan(all, "ac"), all, m, core::Topology{});
+  EXPECT_NEAR(ring, 3 * o + 1e-6 + (a - o), 1e-15);
+  m.native_all_peers = true;
+  EXPECT_GT(cost::predict_native(all, m, core::Topology{}), ring + 0.5e-6);
+}
+
 // A native MPI_Alltoallv that posts to every peer (zero bytes included, in rank order) costs
 // each rank n − 1 overheads however sparse the matrix is.
 TEST(Simulator, NativeThatPostsToAllPeers) {

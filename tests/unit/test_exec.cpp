@@ -94,6 +94,24 @@ TEST(Executor, StagingOnlyForForwardedBytes) {
   EXPECT_TRUE(p0.steps[0].sends[0].segments[0].whole);
 }
 
+// A rank posts its sends of a step around the ring from the rank after itself, whatever order
+// the plan lists them in: were every rank to start with rank 0, all would reach it at once.
+TEST(Executor, SendsGoAroundTheRingFromTheNextRank) {
+  std::vector<Bytes> dense(25, 4);
+  for (Rank i = 0; i < 5; ++i) dense[static_cast<std::size_t>(i * 5 + i)] = 0;
+  const auto m = cs::core::CommMatrix::from_dense(5, dense);
+  const cs::core::Plan plan = cs::core::one_phase_plan(m, "ac");  // rows in rank order
+  for (Rank r = 0; r < 5; ++r) {
+    const auto prog = cs::exec::compile(plan, m, r);
+    ASSERT_EQ(prog.steps.size(), 1u);
+    std::vector<Rank> peers;
+    for (const auto& op : prog.steps[0].sends) peers.push_back(op.peer);
+    std::vector<Rank> expected;
+    for (Rank k = 1; k < 5; ++k) expected.push_back((r + k) % 5);
+    EXPECT_EQ(peers, expected) << "rank " << r;
+  }
+}
+
 TEST(Executor, SplitMessagesAreMarkedPartial) {
   const auto m = cs::core::CommMatrix::from_dense(2, std::vector<Bytes>{0, 8, 0, 0});
   cs::core::Plan plan{"split", 2, {}, false, true};
