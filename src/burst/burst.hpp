@@ -21,7 +21,7 @@ struct Post {
   int peer = 0;              ///< rank in that communicator
   int tag = 0;
   std::uint64_t bytes = 0;   ///< count × type size
-  int distance = 0;          ///< (peer − own rank) mod communicator size: the shift order's key
+  int distance = 0;          ///< core::send_order(own rank, peer, size): the shift order's key
 
   friend bool operator==(const Post&, const Post&) = default;
 };

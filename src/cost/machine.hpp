@@ -27,7 +27,8 @@ struct Link {
   double alpha_s = 0.0;
   double beta_s_per_byte = 0.0;
   double overhead_s = -1.0;
-  /// Seconds of alpha_s that hold the ports.
+  /// Seconds of alpha_s a message costs its rank serially: the overhead (the processor), or
+  /// without one all of alpha_s (both ports).
   double port_s() const { return overhead_s < 0.0 ? alpha_s : overhead_s; }
   /// This link with its latency (α − overhead; the overhead is CPU work, not network) scaled
   /// by alpha_factor and its β by beta_factor.

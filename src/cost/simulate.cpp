@@ -61,8 +61,8 @@ class Engine {
     constexpr std::size_t kDone = std::numeric_limits<std::size_t>::max();
     std::vector<std::size_t> seg_begin(n, 0), seg_end(n, 0), phase(n, kDone), left(n, 0);
     std::vector<char> send_busy(n, 0), recv_busy(n, 0), started(flows.size(), 0);
-    // The sender's processor posts its sends of a phase one after the other, in plan order,
-    // each after its `cpu` seconds; only posted messages may take the ports.
+    // The sender's processor posts its sends of a phase one after the other, in the order
+    // sorted above, each after its `cpu` seconds; only posted messages may take the ports.
     std::vector<std::size_t> next_post(n, 0);
     std::vector<std::size_t> unstarted(n, 0);  // no send before it in its phase is waiting
     std::vector<double> cpu_left(n, -1.0);  // of the send at next_post; < 0: not begun
@@ -324,35 +324,39 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo) {
-  const core::Plan plan = core::one_phase_plan(m, "native");
-  if (!machine.native_all_peers || m.size() < 2) return predict(plan, m, machine, topo);
-  // Every rank also posts a send and a receive to every other peer, zero bytes included, in
-  // rank order (SimGrid's MPI_Alltoallv; every rank thus starts with the same receiver). The
-  // zero-byte messages are not simulated one by one (at 1024 ranks, a million of them): each
-  // costs its sender the overhead before its next message is posted, charged at the slowest
-  // link class the job spans, and the last one still needs its latency.
-  const Link link = machine.link_for(topo.clusters() > 1      ? LinkClass::inter
-                                     : topo.nodes(m.size()) > 1 ? LinkClass::cluster
-                                                                : LinkClass::node,
-                                     0);
+  // Everything posted at once. Without a per-message overhead nothing serialises the posts,
+  // so which one the port model takes first is arbitrary: core::send_order, as for plans,
+  // keeps it from inventing a hot receiver.
   const Rank n = m.size();
-  const double floor =
-      static_cast<double>(n - 1) * link.port_s() + (link.alpha_s - link.port_s());
-  if (link.overhead_s < 0.0) return std::max(predict(plan, m, machine, topo), floor);
+  const core::Plan plan = core::one_phase_plan(m, "native");
   Engine engine(machine, topo, n);
   std::vector<Flow> flows;
   flows.reserve(plan.transfer_count());
-  std::vector<Rank> last_post(static_cast<std::size_t>(n), 0);
   for (const core::Phase& ph : plan.phases)
-    for (const core::Transfer& t : ph.transfers) {
-      flows.push_back(engine.make_flow(t, 0));
-      if (t.from == t.to) continue;
-      // Position of t.to among the sender's n − 1 peers in rank order, from 1.
-      const Rank pos = t.to < t.from ? t.to + 1 : t.to;
-      Rank& last = last_post[static_cast<std::size_t>(t.from)];
-      flows.back().cpu += static_cast<double>(pos - last - 1) * link.overhead_s;
-      last = pos;
-    }
+    for (const core::Transfer& t : ph.transfers) flows.push_back(engine.make_flow(t, 0));
+  if (!machine.native_all_peers || n < 2) return engine.run(flows, 0.0);
+  // Every rank also posts a send and a receive to every other peer, zero bytes included, in
+  // rank order (SimGrid's MPI_Alltoallv). With an overhead the posts are serialised and that
+  // order is real: every rank reaches the same receiver at once. The zero-byte messages are
+  // not simulated one by one (at 1024 ranks, a million of them): each costs its sender the
+  // overhead before its next message is posted, charged at the slowest link class the job
+  // spans, and the last one still needs its latency.
+  const Link link = machine.link_for(topo.clusters() > 1  ? LinkClass::inter
+                                     : topo.nodes(n) > 1 ? LinkClass::cluster
+                                                         : LinkClass::node,
+                                     0);
+  const double floor =
+      static_cast<double>(n - 1) * link.port_s() + (link.alpha_s - link.port_s());
+  if (link.overhead_s < 0.0) return std::max(engine.run(flows, 0.0), floor);
+  std::vector<Rank> last_post(static_cast<std::size_t>(n), 0);
+  for (Flow& fl : flows) {
+    if (fl.from == fl.to) continue;
+    // Position of fl.to among the sender's n − 1 peers in rank order, from 1.
+    const Rank pos = fl.to < fl.from ? fl.to + 1 : fl.to;
+    Rank& last = last_post[static_cast<std::size_t>(fl.from)];
+    fl.cpu += static_cast<double>(pos - last - 1) * link.overhead_s;
+    last = pos;
+  }
   return std::max(engine.run(flows, 0.0, /*in_order=*/true), floor);
 }
 

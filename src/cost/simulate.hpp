@@ -5,7 +5,7 @@
 /// message at a time; a self message occupies both of its rank's ports. Without an `overhead`
 /// a message of link class c holds both ports for α_c + bytes·β_c·S seconds. With one (o_c,
 /// LogP's overhead) the sender's processor first spends o_c posting it, one message after the
-/// other in plan order; the posted message then holds the ports for bytes·β_c·S and arrives
+/// other in core::send_order (the executor's: the next rank first, around the ring); the posted message then holds the ports for bytes·β_c·S and arrives
 /// α_c − o_c later (latency overlaps with the next messages; the receiver is not charged, as
 /// in SimGrid's smpi/ois). S ≥ 1 is the slowdown of the shared resources it crosses while
 /// moving data (S(m) = 1 + sharing·(m − 1) on an inter-cluster link direction carrying m
@@ -14,7 +14,7 @@
 /// (to the overhead where there is one). Phases are loosely synchronous: a rank enters phase
 /// k + 1 when its own phase-k messages finished; a message starts once both ends entered its
 /// phase (the receive is posted), it is posted, and both ports are free; a sender takes its
-/// posted messages of a phase in plan order, skipping to the next one whose receiver is busy
+/// posted messages of a phase in that order, skipping to the next one whose receiver is busy
 /// (greedy list scheduling, so `ac`, which posts everything at once, is the asynchronous
 /// schedule of 003 Fig. 2). Barrier plans release all ranks together after each phase, plus
 /// ⌈log2 n⌉ start-ups of the slowest class used.
@@ -31,7 +31,8 @@ namespace commsched::cost {
 double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine& machine,
                const core::Topology& topo);
 
-/// The native MPI_Alltoallv, modelled as the `ac` plan: one phase, everything posted at once;
+/// The native MPI_Alltoallv, modelled as the `ac` plan with each rank taking its peers in rank
+/// order: one phase, everything posted at once;
 /// with the machine's `native_all_peers`, every rank posts to all n − 1 peers in rank order,
 /// one overhead each (zero-byte messages included), and takes at least n − 1 overheads.
 double predict_native(const core::CommMatrix& m, const Machine& machine,

@@ -22,6 +22,7 @@
 #include "burst/agree.hpp"
 #include "burst/burst.hpp"
 #include "core/log.hpp"
+#include "core/plan.hpp"
 #include "intercept/intercept.hpp"
 #include "settings/settings.hpp"
 
@@ -223,7 +224,7 @@ burst::Post make_post(burst::Kind kind, int count, MPI_Datatype type, int peer, 
   int size = 0;
   if (PMPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
   p.bytes = static_cast<std::uint64_t>(count < 0 ? 0 : count) * static_cast<std::uint64_t>(size);
-  p.distance = c.size > 0 && peer >= 0 ? ((peer - c.rank) % c.size + c.size) % c.size : 0;
+  p.distance = c.size > 0 && peer >= 0 ? core::send_order(c.rank, peer, c.size) : 0;
   return p;
 }
 
