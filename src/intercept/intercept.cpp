@@ -558,7 +558,8 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
 }
 
 // Keeps the candidates every rank can run (native always) and starts the trial.
-void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, int trial_calls) {
+void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, int trial_calls,
+                       double trial_seconds) {
   std::vector<Candidate> keep;
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     if (all_ok[i] || p.usable[i].native) {
@@ -578,7 +579,7 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
   std::vector<learn::TrialCandidate> tc;
   for (const Candidate& c : p.usable) tc.push_back({c.id, c.predicted_s, -1});
   // After the decision, the runner-up is re-measured every 200 calls.
-  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200)
+  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200, trial_seconds)
                   : learn::Trial::decided_for(std::move(tc), 0);
 }
 
@@ -882,7 +883,8 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (!run_now) ++s.fallbacks;
       if (all_ok && p->trial.candidates().empty()) {
         all.resize(all.size() - 2);
-        settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls);
+        settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls,
+                          s.cfg.trial_seconds);
         if (s.tracer.is_open())
           p->trace_id = s.tracer.add_pattern(
               {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,

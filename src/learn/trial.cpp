@@ -14,11 +14,16 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every)
+Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
+             double budget_s)
     : cands_(std::move(candidates)),
       samples_(cands_.size()),
       calls_(calls < 1 ? 1 : calls),
-      recheck_every_(recheck_every < 0 ? 0 : recheck_every) {
+      recheck_every_(recheck_every < 0 ? 0 : recheck_every),
+      budget_s_(budget_s > 0 ? budget_s : 0) {
+  native_ = cands_.size();
+  for (std::size_t i = 0; i < cands_.size(); ++i)
+    if (cands_[i].id == "native") native_ = i;
   if (cands_.size() <= 1) {
     decided_ = true;
     winner_ = 0;
@@ -32,23 +37,26 @@ Trial Trial::decided_for(std::vector<TrialCandidate> candidates, std::size_t win
   return t;
 }
 
+bool Trial::beats(std::size_t a, double ta, std::size_t b, double tb) const {
+  if (ta < 0) return false;
+  if (tb < 0) return true;
+  if (b == native_) return ta < tb * (1.0 - kNativeMargin);
+  if (a == native_) return !(tb < ta * (1.0 - kNativeMargin));
+  return ta < tb;
+}
+
 void Trial::decide() {
-  // The first sample of each candidate pays first-touch costs: the median of the rest decides.
-  for (std::size_t i = 0; i < cands_.size(); ++i) {
-    auto& s = samples_[i];
-    std::vector<double> rest(s.size() > 1 ? s.begin() + 1 : s.begin(), s.end());
-    cands_[i].measured_s = median(rest);
-  }
-  winner_ = 0;
-  for (std::size_t i = 1; i < cands_.size(); ++i)
-    if (cands_[i].measured_s >= 0 &&
-        (cands_[winner_].measured_s < 0 || cands_[i].measured_s < cands_[winner_].measured_s))
+  for (std::size_t i = 0; i < cands_.size(); ++i) cands_[i].measured_s = median(samples_[i]);
+  winner_ = native_ < cands_.size() ? native_ : 0;
+  for (std::size_t i = 0; i < cands_.size(); ++i)
+    if (i != winner_ && beats(i, cands_[i].measured_s, winner_, cands_[winner_].measured_s))
       winner_ = i;
   // Re-checks pit the winner against the measured runner-up.
   challenger_ = winner_ == 0 ? 1 : 0;
   for (std::size_t i = 0; i < cands_.size(); ++i)
     if (i != winner_ && cands_[i].measured_s >= 0 &&
-        cands_[i].measured_s < cands_[challenger_].measured_s)
+        (cands_[challenger_].measured_s < 0 ||
+         cands_[i].measured_s < cands_[challenger_].measured_s))
       challenger_ = i;
   decided_ = true;
   current_ = winner_;
@@ -57,15 +65,20 @@ void Trial::decide() {
 
 void Trial::measured(double seconds) {
   if (!decided_) {
-    samples_[current_].push_back(seconds);
-    // One extra call per candidate absorbs the first-touch sample.
-    if (static_cast<int>(samples_[current_].size()) >= calls_ + 1) {
-      if (current_ + 1 < cands_.size()) {
-        ++current_;
-      } else {
-        decide();
-      }
+    if (warm_) {
+      samples_[current_].push_back(seconds);
+      spent_s_ += seconds;
     }
+    if (++current_ < cands_.size()) return;
+    current_ = 0;  // a round is complete
+    if (!warm_) {
+      warm_ = true;
+      return;
+    }
+    ++rounds_;
+    const bool more = rounds_ < calls_ ||
+                      (spent_s_ < budget_s_ && rounds_ < kMaxRoundsPerCall * calls_);
+    if (!more) decide();
     return;
   }
   if (recheck_every_ == 0 || cands_.size() < 2) return;
@@ -80,13 +93,14 @@ void Trial::measured(double seconds) {
     }
     return;
   }
+  // The challenger's first call after a pause pays first-touch costs again: discarded.
   recheck_challenger_.push_back(seconds);
   if (static_cast<int>(recheck_challenger_.size()) >= calls_ + 1) {
     const double w = median(recheck_winner_);
     const double c = median({recheck_challenger_.begin() + 1, recheck_challenger_.end()});
     cands_[challenger_].measured_s = c;
     if (w >= 0) cands_[winner_].measured_s = w;
-    if (c >= 0 && w >= 0 && c < w) std::swap(winner_, challenger_);
+    if (w >= 0 && beats(challenger_, c, winner_, w)) std::swap(winner_, challenger_);
     rechecking_ = false;
     since_decision_ = 0;
     recheck_winner_.clear();

@@ -1,8 +1,18 @@
 #pragma once
-/// `auto`'s online trial (issue 3): run each candidate (native always among them) for a few
-/// calls, keep the one with the lowest measured time, and now and then re-run the runner-up so a
-/// drifting machine cannot leave a loser in place. Pure: the MPI side feeds it the time of each
-/// call as the maximum over ranks (agreed), so every rank takes the same decisions.
+/// `auto`'s online trial (issue 3): run the candidates (native always among them) in turn, one
+/// call each per round, keep the one with the lowest median, and now and then re-run the
+/// runner-up so a drifting machine cannot leave a loser in place. Pure: the MPI side feeds it
+/// the time of each call as the maximum over ranks (agreed), so every rank takes the same
+/// decisions.
+///
+/// Rounds rather than blocks, so a machine that drifts during the trial (another job's traffic
+/// on a shared network) touches every candidate alike. The first round is discarded (first-touch
+/// costs). At least `calls` rounds are measured; while the measured rounds took less than
+/// `budget_s` in all, more follow, up to kMaxRoundsPerCall × `calls`: calls of a few
+/// milliseconds on a shared network differ by more than the candidates do, and a tenth of a
+/// second of trial buys the samples to tell them apart. The promise is never to be slower than
+/// native, so a candidate replaces native only when its median is at least kNativeMargin below
+/// native's.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -17,9 +27,16 @@ struct TrialCandidate {
 
 class Trial {
  public:
-  /// `candidates` in the order to try them; `calls` per candidate (>= 1); re-check the best
-  /// alternative every `recheck_every` calls after a decision (0: never).
-  Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every);
+  /// A candidate must be this much faster than native (a fraction of native's time) to win.
+  static constexpr double kNativeMargin = 0.03;
+  /// Short calls: at most this many times `calls` measured rounds.
+  static constexpr int kMaxRoundsPerCall = 10;
+
+  /// `candidates` in the order to try them; at least `calls` measured calls each (>= 1), more
+  /// while the measured rounds took less than `budget_s` seconds (0: exactly `calls`);
+  /// re-check the best alternative every `recheck_every` calls after a decision (0: never).
+  Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
+        double budget_s = 0.0);
   /// Without trial: `winner` is used from the start (measured nothing).
   static Trial decided_for(std::vector<TrialCandidate> candidates, std::size_t winner);
 
@@ -30,14 +47,23 @@ class Trial {
 
   bool decided() const { return decided_; }
   std::size_t winner() const { return winner_; }
+  /// Measured rounds the trial ran (the discarded first one not counted).
+  int rounds() const { return rounds_; }
   const std::vector<TrialCandidate>& candidates() const { return cands_; }
 
  private:
   void decide();
+  /// Whether candidate a at median ta should run rather than b at tb (native's margin applied).
+  bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
   std::vector<TrialCandidate> cands_;
   std::vector<std::vector<double>> samples_;
   int calls_;
   int recheck_every_;
+  double budget_s_;
+  double spent_s_ = 0;  // measured rounds' time so far
+  int rounds_ = 0;      // measured rounds completed
+  bool warm_ = false;   // the discarded first round is done
+  std::size_t native_;  // index of "native"; size() when absent
   std::size_t current_ = 0;
   std::size_t winner_ = 0;
   bool decided_ = false;

@@ -56,7 +56,12 @@ constexpr std::array kSpecs{
     Spec{"TRIAL", "bool", "1",
          "`auto` runs its best predicted candidates and native for a few calls each and keeps "
          "the measured winner; `0` trusts the prediction."},
-    Spec{"TRIAL_CALLS", "int", "3", "Calls per candidate in an `auto` trial; 1 to 1000."},
+    Spec{"TRIAL_CALLS", "int", "3",
+         "Least measured calls per candidate in an `auto` trial; 1 to 1000."},
+    Spec{"TRIAL_SECONDS", "number", "0.1",
+         "A trial whose measured calls took less than this many seconds in all runs more rounds "
+         "(up to 10 × `TRIAL_CALLS` calls per candidate), so short, noisy calls are told apart; "
+         "0 to 3600, `0`: exactly `TRIAL_CALLS`."},
     Spec{"CANDIDATES", "list", "",
          "Comma-separated strategy ids `auto` may choose from (native is always a candidate). "
          "Unset: every strategy."},
@@ -324,6 +329,18 @@ void apply_trial_calls(const Spec& spec, std::string_view value, Settings& s, Re
     r.bad_value_keep_default(spec, value, "a whole number from 1 to 1000");
 }
 
+void apply_trial_seconds(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  double seconds = -1.0;
+  const char* const end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
+  // from_chars accepts "nan" and "inf"; the comparisons below reject both.
+  if (!value.empty() && ec == std::errc{} && ptr == end && std::isfinite(seconds) &&
+      seconds >= 0.0 && seconds <= 3600.0)
+    s.trial_seconds = seconds;
+  else
+    r.bad_value_keep_default(spec, value, "a number of seconds from 0 to 3600");
+}
+
 void apply_candidates(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   std::vector<std::string> ids;
   std::size_t start = 0;
@@ -438,6 +455,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"MACHINE", apply_machine},
     {"TRIAL", apply_trial},
     {"TRIAL_CALLS", apply_trial_calls},
+    {"TRIAL_SECONDS", apply_trial_seconds},
     {"CANDIDATES", apply_candidates},
     {"MAX_STAGING", apply_max_staging},
     {"TRACE", apply_trace},

@@ -30,7 +30,8 @@ struct Settings {
   std::uint64_t seed = 0x5eedc0ffeeULL;  ///< COMMSCHED_SEED
   std::string machine;                ///< COMMSCHED_MACHINE: preset name or TOML path (empty: built-in)
   bool trial = true;                  ///< COMMSCHED_TRIAL: auto measures its best candidates
-  int trial_calls = 3;                ///< COMMSCHED_TRIAL_CALLS: calls per candidate in a trial
+  int trial_calls = 3;                ///< COMMSCHED_TRIAL_CALLS: least calls per candidate
+  double trial_seconds = 0.1;         ///< COMMSCHED_TRIAL_SECONDS: short trials run more rounds
   std::vector<std::string> candidates;  ///< COMMSCHED_CANDIDATES: restricts auto (empty: all)
   std::uint64_t max_staging = 256ull << 20;  ///< COMMSCHED_MAX_STAGING: bytes per rank
   std::string trace_dir;              ///< COMMSCHED_TRACE: directory for per-rank traces
@@ -49,7 +50,7 @@ inline constexpr std::string_view kFaultSites[] = {"plan", "gather", "staging", 
 /// One row of the spec table.
 struct Spec {
   std::string_view key;          ///< without the COMMSCHED_ prefix
-  std::string_view type;         ///< "bool", "int", "path", "choice", "list", "size"
+  std::string_view type;         ///< "bool", "int", "number", "path", "choice", "list", "size"
   std::string_view default_text;
   std::string_view description;
 };

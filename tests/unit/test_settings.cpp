@@ -40,7 +40,7 @@ bool same(const Settings& a, const Settings& b) {
          a.report_path == b.report_path && a.rsnh_lambda == b.rsnh_lambda &&
          a.rsnh_lambda_fixed == b.rsnh_lambda_fixed && a.lp_barrier == b.lp_barrier &&
          a.seed == b.seed && a.machine == b.machine && a.trial == b.trial &&
-         a.trial_calls == b.trial_calls && a.candidates == b.candidates &&
+         a.trial_calls == b.trial_calls && a.trial_seconds == b.trial_seconds && a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
          a.bursts == b.bursts &&
@@ -70,7 +70,8 @@ TEST(Settings, EmptyEnvironmentGivesDocumentedDefaults) {
 
 TEST(Settings, SpecTableDefaultsMatchTheStruct) {
   std::set<std::string_view> keys;
-  const std::set<std::string_view> types{"bool", "int", "path", "choice", "list", "size"};
+  const std::set<std::string_view> types{"bool", "int", "number", "path", "choice", "list",
+                                          "size"};
   for (const Spec& spec : specs()) {
     EXPECT_TRUE(keys.insert(spec.key).second) << spec.key;
     EXPECT_EQ(upper(spec.key), spec.key);
@@ -85,7 +86,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
   }
   EXPECT_EQ(keys, (std::set<std::string_view>{"ENABLE", "STRATEGY", "LEARN_CALLS", "LOG_LEVEL",
                                               "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
-                                              "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS",
+                                              "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
                                               "BURSTS"}));
@@ -252,7 +253,8 @@ TEST_P(BadValues, OneWarningNamingTheVariableAndTheFallbackKept) {
 const BadValue kBadValues[] = {
     // TRIAL / TRIAL_CALLS / TRACE_SIGNAL / CANDIDATES / sizes
     {"TRIAL", "perhaps"}, {"TRACE_SIGNAL", "2"}, {"TRIAL_CALLS", "0"}, {"TRIAL_CALLS", "1001"},
-    {"TRIAL_CALLS", "x"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
+    {"TRIAL_CALLS", "x"}, {"TRIAL_SECONDS", "-1"}, {"TRIAL_SECONDS", "nan"},
+    {"TRIAL_SECONDS", "3601"}, {"TRIAL_SECONDS", "0.1s"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
     {"CANDIDATES", "color,"}, {"MAX_STAGING", "12Q"}, {"MAX_STAGING", "-1"},
     {"MAX_STAGING", "99999999999999999999G"}, {"MAX_STAGING", "M"}, {"TRACE_LIMIT", "1.5M"},
     {"TRACE_LIMIT", ""}, {"FAKE_NODES", "-2"}, {"FAKE_NODES", "two"},
