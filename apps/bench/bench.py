@@ -26,6 +26,7 @@ bound for bandwidth-bound workloads only: it ignores latency and protocol overhe
 import argparse
 import datetime
 import json
+import math
 import os
 import re
 import shutil
@@ -204,6 +205,8 @@ TABLE11_STRATEGIES = ["native", "lex", "pex", "bex", "greedy", "auto"]
 ISSUE5_1024_STRATEGIES = ["native", "ac", "color", "mesh2d", "grid3d", "hypercube", "auto"]
 # auto's trial: candidates it runs (the 3 best predicted and native), calls each in SMPI
 # (deterministic: COMMSCHED_TRIAL_CALLS=1, i.e. 2 calls, the first discarded).
+# COMMSCHED_TRIAL_SECONDS=0: no extra rounds for short calls, which a simulation has no noise
+# to need (and would pay dearly for at 1024 ranks).
 AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
@@ -442,6 +445,7 @@ def smpi_main(a):
                         # algorithm while that is simulated, else the cheap pairwise one.
                         learn = "default" if n <= a.auto_native_max_ranks else "pair"
                         env["COMMSCHED_TRIAL_CALLS"] = str(AUTO_TRIAL_CALLS)
+                        env["COMMSCHED_TRIAL_SECONDS"] = "0"
                         # 1 learning call, the trial, 1 call to take the decision: the timed
                         # call runs auto's final choice (checked against the report below).
                         warmup = 1 + AUTO_TRIAL_CANDIDATES * (AUTO_TRIAL_CALLS + 1) + 1
@@ -574,7 +578,8 @@ def smpi_bursts_main(a, smpirun, ver):
                     env["COMMSCHED_ENABLE"] = "0"
                 else:
                     env.update(COMMSCHED_BURSTS=level, COMMSCHED_LEARN_CALLS="1",
-                               COMMSCHED_TRIAL_CALLS="1", COMMSCHED_REPORT=report,
+                               COMMSCHED_TRIAL_CALLS="1", COMMSCHED_TRIAL_SECONDS="0",
+                               COMMSCHED_REPORT=report,
                                COMMSCHED_MACHINE=os.path.join(REPO, "config", "machines",
                                                               smpi_machine(a, plat)))
                 argv = [apps[app], "--vertices", str(vertices), "--iterations",
@@ -694,10 +699,12 @@ def netns_main(a):
     for cfg, _ in configs.items():
         cmd = ["bash", os.path.join(HERE, "netns_cluster.sh"), "--nodes", str(a.nodes),
                "--ranks-per-node", str(a.ranks_per_node), "--rate", a.rate,
-               "--build", a.build, "--timeout", str(a.timeout * 40)] + NETNS_CONFIGS[cfg] + \
+               "--build", a.build, "--timeout", str(a.timeout * 40 * a.launches)] + \
+              NETNS_CONFIGS[cfg] + \
               ["--", sys.executable, os.path.abspath(__file__), "netns-inner", "--config", cfg,
                "--set", a.set, "--build", a.build, "--out", out_path, "--append",
                "--repetitions", str(a.repetitions), "--warmup", str(a.warmup),
+               "--launches", str(a.launches),
                "--timeout", str(a.timeout)]
         if a.strategies:
             cmd += ["--strategies", a.strategies]
@@ -748,37 +755,53 @@ def netns_inner(a):
     try:
         for w in workloads:
             matrix_file = os.path.join(work, "matrix.txt")
+            runs = {s: [] for s in strategies}  # (parsed output, wall, report) per launch
+            lb = None
+            # --launches K: K rounds, each launching every strategy once, so that the machine's
+            # drift between launches (several percent here) touches every strategy alike; a
+            # strategy's figures are then the median over its launches.
+            for launch in range(a.launches):
+                for s in strategies:
+                    cmd = [mpirun, "-np", str(n)]
+                    report = os.path.join(work, "report.json")
+                    if os.path.exists(report):
+                        os.remove(report)
+                    if s != "native":
+                        cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
+                                "-x", "COMMSCHED_LOG_LEVEL=warn", "-x",
+                                f"COMMSCHED_MACHINE={machine}", "-x", f"COMMSCHED_REPORT={report}"]
+                    args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
+                                        str(netns_warmup(a, s, runs)), "--clock", "monotonic"]
+                    if launch == 0 and s == strategies[0]:
+                        args += ["--matrix-out", matrix_file]
+                    t0 = time.time()
+                    rc, so, se = run_cmd(cmd + [app] + args, dict(os.environ), a.timeout)
+                    wall = time.time() - t0
+                    r = parse_output(so)
+                    if rc != 0 or "stats" not in r:
+                        log(f"[bench] {platform} {w['workload']} {s}: failed rc={rc}\n"
+                            f"{se[-2000:]}")
+                        continue
+                    if lb is None and os.path.exists(matrix_file):
+                        lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of,
+                                             inter, burst)
+                    rep = read_report(report) if s != "native" else None
+                    r["warmup"] = args[args.index("--warmup") + 1]
+                    runs[s].append((r, wall, rep))
             native, rows = None, []
             for s in strategies:
-                cmd = [mpirun, "-np", str(n)]
-                report = os.path.join(work, "report.json")
-                if os.path.exists(report):
-                    os.remove(report)
-                if s != "native":
-                    cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
-                            "-x", "COMMSCHED_LOG_LEVEL=warn", "-x", f"COMMSCHED_MACHINE={machine}",
-                            "-x", f"COMMSCHED_REPORT={report}"]
-                args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
-                                    str(a.warmup), "--clock", "monotonic"]
-                if s == strategies[0]:
-                    args += ["--matrix-out", matrix_file]
-                t0 = time.time()
-                rc, so, se = run_cmd(cmd + [app] + args, dict(os.environ), a.timeout)
-                wall = time.time() - t0
-                r = parse_output(so)
-                if rc != 0 or "stats" not in r:
-                    log(f"[bench] {platform} {w['workload']} {s}: failed rc={rc}\n{se[-2000:]}")
+                if not runs[s]:
                     rows.append(None)
                     continue
-                lb = None
-                if os.path.exists(matrix_file):
-                    lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of, inter,
-                                         burst)
-                t = r["stats"]["median"]
+                r, wall, rep = merge_launches(runs[s])
                 if s == "native":
-                    native = t
-                point = dict(extra)
-                rep = read_report(report) if s != "native" else None
+                    native = r["stats"]["median"]
+                point = dict(extra, warmup=int(r["warmup"]), launches=len(runs[s]))
+                if len(runs[s]) > 1:
+                    point["launch_medians_s"] = [x[0]["stats"]["median"] for x in runs[s]]
+                    if s == "auto":
+                        point["auto_chose_per_launch"] = [x[2].get("strategy") if x[2] else None
+                                                          for x in runs[s]]
                 if rep:
                     point.update(model_fields(rep, s))
                 rec = record("netns", platform, n, w, s, r, lb, native, wall, point)
@@ -814,6 +837,35 @@ def record(tier, platform, n, w, strategy, r, lb, native, wall, extra):
            "commit": git_commit(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
     rec.update(extra)
     return rec
+
+
+def netns_warmup(a, s, runs):
+    """Untimed calls before the timed ones. auto's trial (the library's defaults: 3 learning
+    calls, 4 candidates, a discarded round, then 3 rounds and more while the rounds took under
+    0.1 s, at most 30) must be over before the timed calls: its rounds estimated from native's
+    time on this point (candidates at half of it, to be safe), else the most it can take."""
+    if s != "auto":
+        return a.warmup
+    rounds = 30
+    if runs.get("native"):
+        t = runs["native"][0][0]["stats"]["median"]
+        rounds = min(30, max(3, math.ceil(0.1 / (AUTO_TRIAL_CANDIDATES * 0.5 * t)) + 1))
+    return max(a.warmup, 3 + AUTO_TRIAL_CANDIDATES * (1 + rounds) + 2)
+
+
+def merge_launches(launches):
+    """One strategy's launches as one: each statistic the median over the launches (min and
+    max the extremes), the summed wall time, the last launch's report."""
+    if len(launches) == 1:
+        return launches[0]
+    r = dict(launches[-1][0])
+    stats = [x[0]["stats"] for x in launches]
+    r["stats"] = {k: statistics.median(st[k] for st in stats) for k in stats[0]}
+    r["stats"]["min"] = min(st["min"] for st in stats)
+    r["stats"]["max"] = max(st["max"] for st in stats)
+    errors = [int(x[0].get("errors", -1)) for x in launches]
+    r["errors"] = max(errors) if min(errors) >= 0 else -1
+    return r, sum(x[1] for x in launches), launches[-1][2]
 
 
 def check_checksums(rows):
@@ -874,6 +926,9 @@ def main():
     ap.add_argument("--rate", default="100mbit")
     ap.add_argument("--repetitions", type=int, default=20, help="timed calls per run (netns)")
     ap.add_argument("--warmup", type=int, default=6, help="untimed calls first (netns)")
+    ap.add_argument("--launches", type=int, default=1,
+                    help="netns: launch every strategy this many times, in rounds, and take "
+                         "the median over launches (the machine drifts between launches)")
     ap.add_argument("--config", default="flat", choices=list(NETNS_CONFIGS))
     ap.add_argument("--configs", default=None,
                     help="netns: only these configurations (comma-separated: flat,shallow,"

@@ -191,12 +191,14 @@ def point_analysis(cells):
         return None
     oracle = min(measured, key=measured.get)
     pred = {s: predicted_of(s, r, cells) for s, r in cells.items()}
-    pairs = [(pred[s], measured[s]) for s in measured if pred.get(s) is not None
-             and pred[s] >= 0 and not s.startswith("rs_nh+")]
+    ranked = [s for s in measured if pred.get(s) is not None and pred[s] >= 0
+              and not s.startswith("rs_nh+")]
+    pairs = [(pred[s], measured[s]) for s in ranked]
     rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
     a = cells.get("auto")
     res = {"oracle": oracle, "oracle_s": measured[oracle], "rho": rho, "n_pred": len(pairs),
-           "pred": pred, "measured": measured, "native_s": measured.get("native")}
+           "pred": pred, "measured": measured, "native_s": measured.get("native"),
+           "rho_launches": launch_rho(cells, ranked)}
     if a:
         res.update(auto_s=a["time_s"], chosen=a.get("chosen"),
                    auto_over_oracle=a["time_s"] / measured[oracle],
@@ -206,18 +208,37 @@ def point_analysis(cells):
     return res
 
 
+def launch_rho(cells, strategies):
+    """How well the measurement ranks the strategies against itself: the mean Spearman rho
+    between the strategies' medians of two launches (bench.py --launches), over every pair of
+    launches. No prediction can be expected to rank them better. None without launches."""
+    meds = [cells[s].get("launch_medians_s") for s in strategies]
+    if len(meds) < 3 or any(not m for m in meds) or len({len(m) for m in meds}) != 1:
+        return None
+    k = len(meds[0])
+    rhos = [spearman([m[i] for m in meds], [m[j] for m in meds])
+            for i in range(k) for j in range(i + 1, k)]
+    rhos = [x for x in rhos if x is not None]
+    return sum(rhos) / len(rhos) if rhos else None
+
+
 def yes_no(ok):
     return "–" if ok is None else ("yes" if ok else "**no**")
 
 
 def render_issue3(groups):
+    analyses = [[(label, cells, point_analysis(cells)) for label, cells in rows.items()]
+                 for rows in groups.values()]
+    launches = any(an and an.get("rho_launches") is not None
+                   for rows in analyses for _, _, an in rows)
     out = ["| point | oracle | auto chose (tried) | auto/oracle | auto/native | Spearman ρ (n) | "
-           "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |", "|" + "---|" * 9]
+           + ("ρ launch vs launch | " if launches else "")
+           + "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |",
+           "|" + "---|" * (10 if launches else 9)]
     counts = collections.Counter()
     details = []
-    for (tier, platform, ranks, fam), rows in groups.items():
-        for label, cells in rows.items():
-            an = point_analysis(cells)
+    for (tier, platform, ranks, fam), rows in zip(groups.keys(), analyses):
+        for label, cells, an in rows:
             if not an or "auto_s" not in an:
                 continue
             c1 = an["auto_over_oracle"] <= 1.05
@@ -233,7 +254,11 @@ def render_issue3(groups):
                        f"{an['auto_over_oracle']:.2f} | "
                        + (f"{an['auto_over_native']:.2f}" if an['auto_over_native'] else "–")
                        + f" | " + (f"{an['rho']:.2f} ({an['n_pred']})" if an['rho'] is not None
-                                   else "–") + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
+                                   else "–")
+                       + ((" | " + (f"{an['rho_launches']:.2f}"
+                                    if an["rho_launches"] is not None else "–"))
+                          if launches else "")
+                       + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
             details.append((name, cells, an))
     out.append("")
     out.append("Times in ms. Targets met on " + ", ".join(
