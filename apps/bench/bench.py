@@ -770,8 +770,9 @@ def netns_inner(a):
                         cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
                                 "-x", "COMMSCHED_LOG_LEVEL=warn", "-x",
                                 f"COMMSCHED_MACHINE={machine}", "-x", f"COMMSCHED_REPORT={report}"]
+                    warmup = netns_warmup(a, s, runs)
                     args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
-                                        str(netns_warmup(a, s, runs)), "--clock", "monotonic"]
+                                        str(warmup), "--clock", "monotonic"]
                     if launch == 0 and s == strategies[0]:
                         args += ["--matrix-out", matrix_file]
                     t0 = time.time()
@@ -786,7 +787,7 @@ def netns_inner(a):
                         lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of,
                                              inter, burst)
                     rep = read_report(report) if s != "native" else None
-                    r["warmup"] = args[args.index("--warmup") + 1]
+                    r["warmup"] = warmup
                     runs[s].append((r, wall, rep))
             native, rows = None, []
             for s in strategies:
@@ -796,7 +797,7 @@ def netns_inner(a):
                 r, wall, rep = merge_launches(runs[s])
                 if s == "native":
                     native = r["stats"]["median"]
-                point = dict(extra, warmup=int(r["warmup"]), launches=len(runs[s]))
+                point = dict(extra, warmup=r["warmup"], launches=len(runs[s]))
                 if len(runs[s]) > 1:
                     point["launch_medians_s"] = [x[0]["stats"]["median"] for x in runs[s]]
                     if s == "auto":
@@ -839,18 +840,26 @@ def record(tier, platform, n, w, strategy, r, lb, native, wall, extra):
     return rec
 
 
+# The library's defaults that size auto's untimed calls on the emulated cluster
+# (COMMSCHED_LEARN_CALLS, COMMSCHED_TRIAL_CALLS, COMMSCHED_TRIAL_SECONDS, and
+# learn::Trial::kMaxRoundsPerCall).
+LIB_LEARN_CALLS, LIB_TRIAL_CALLS, LIB_TRIAL_SECONDS, LIB_MAX_ROUNDS_PER_CALL = 3, 3, 0.1, 10
+
+
 def netns_warmup(a, s, runs):
-    """Untimed calls before the timed ones. auto's trial (the library's defaults: 3 learning
-    calls, 4 candidates, a discarded round, then 3 rounds and more while the rounds took under
-    0.1 s, at most 30) must be over before the timed calls: its rounds estimated from native's
-    time on this point (candidates at half of it, to be safe), else the most it can take."""
+    """Untimed calls before the timed ones. auto's trial (learning calls, a discarded round,
+    then at least LIB_TRIAL_CALLS rounds and more while they took under LIB_TRIAL_SECONDS)
+    must be over before the timed calls: its rounds estimated from native's time on this point
+    (candidates at half of it, to be safe), else the most it can take."""
     if s != "auto":
         return a.warmup
-    rounds = 30
+    most = LIB_MAX_ROUNDS_PER_CALL * LIB_TRIAL_CALLS
+    rounds = most
     if runs.get("native"):
         t = runs["native"][0][0]["stats"]["median"]
-        rounds = min(30, max(3, math.ceil(0.1 / (AUTO_TRIAL_CANDIDATES * 0.5 * t)) + 1))
-    return max(a.warmup, 3 + AUTO_TRIAL_CANDIDATES * (1 + rounds) + 2)
+        fill = math.ceil(LIB_TRIAL_SECONDS / (AUTO_TRIAL_CANDIDATES * 0.5 * t)) + 1
+        rounds = min(most, max(LIB_TRIAL_CALLS, fill))
+    return max(a.warmup, LIB_LEARN_CALLS + AUTO_TRIAL_CANDIDATES * (1 + rounds) + 2)
 
 
 def merge_launches(launches):

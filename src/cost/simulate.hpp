@@ -2,22 +2,22 @@
 /// Predicted time of a Plan on a machine model, and the lower bound no schedule can beat.
 ///
 /// Port model (one-port full duplex, 003 §2.2): each rank sends one message and receives one
-/// message at a time; a self message occupies both of its rank's ports. Without an `overhead`
-/// a message of link class c holds both ports for α_c + bytes·β_c·S seconds. With one (o_c,
-/// LogP's overhead) the sender's processor first spends o_c posting it, one message after the
-/// other in core::send_order (the executor's: the next rank first, around the ring); the posted message then holds the ports for bytes·β_c·S and arrives
-/// α_c − o_c later (latency overlaps with the next messages; the receiver is not charged, as
-/// in SimGrid's smpi/ois). S ≥ 1 is the slowdown of the shared resources it crosses while
-/// moving data (S(m) = 1 + sharing·(m − 1) on an inter-cluster link direction carrying m
-/// messages; a node's NIC divided among its off-node messages when node_beta is set).
-/// Start-ups are never slowed (003 §2.2). Forwarded bytes add their copy cost to the start-up
-/// (to the overhead where there is one). Phases are loosely synchronous: a rank enters phase
-/// k + 1 when its own phase-k messages finished; a message starts once both ends entered its
-/// phase (the receive is posted), it is posted, and both ports are free; a sender takes its
-/// posted messages of a phase in that order, skipping to the next one whose receiver is busy
-/// (greedy list scheduling, so `ac`, which posts everything at once, is the asynchronous
-/// schedule of 003 Fig. 2). Barrier plans release all ranks together after each phase, plus
-/// ⌈log2 n⌉ start-ups of the slowest class used.
+/// message at a time; a self message occupies both of its rank's ports. Without an `overhead` a
+/// message of link class c holds both ports for α_c + bytes·β_c·S seconds. With one (o_c, LogP's
+/// overhead) the sender's processor first spends o_c posting it, one message after the other in
+/// core::send_order (the executor's: the next rank first, around the ring); the posted message
+/// then holds the ports for bytes·β_c·S and arrives α_c − o_c later (latency overlaps with the
+/// next messages; the receiver is not charged, as in SimGrid's smpi/ois). S ≥ 1 is the slowdown
+/// of the shared resources it crosses while moving data (S(m) = 1 + sharing·(m − 1) on an
+/// inter-cluster link direction carrying m messages; a node's NIC divided among its off-node
+/// messages when node_beta is set). Start-ups are never slowed (003 §2.2). Forwarded bytes add
+/// their copy cost to the start-up (to the overhead where there is one). Phases are loosely
+/// synchronous: a rank enters phase k + 1 when its own phase-k messages finished; a message
+/// starts once both ends entered its phase (the receive is posted), it is posted, and both ports
+/// are free; a sender takes its posted messages of a phase in that order, skipping to the next
+/// one whose receiver is busy (greedy list scheduling, so `ac`, which posts everything at once,
+/// is the asynchronous schedule of 003 Fig. 2). Barrier plans release all ranks together after
+/// each phase, plus ⌈log2 n⌉ start-ups of the slowest class used.
 #include <functional>
 
 #include "core/comm_matrix.hpp"

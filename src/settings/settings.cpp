@@ -135,6 +135,17 @@ std::optional<T> parse_integer(std::string_view text, int base) {
   return value;
 }
 
+/// Whole-string finite decimal number; nullopt on empty input, junk, nan or inf (which
+/// from_chars accepts).
+std::optional<double> parse_number(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double value = 0.0;
+  const char* const end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 std::optional<bool> parse_bool(std::string_view text) {
   for (std::string_view yes : {"1", "true", "yes", "on"})
     if (iequals(text, yes)) return true;
@@ -283,17 +294,10 @@ void apply_rsnh_lambda(const Spec& spec, std::string_view value, Settings& s, Re
       return;
     }
   }
-  if (!value.empty()) {
-    double lambda = 0.0;
-    const char* const end = value.data() + value.size();
-    const auto [ptr, ec] = std::from_chars(value.data(), end, lambda);
-    // from_chars accepts "nan" and "inf"; the comparisons below reject both.
-    if (ec == std::errc{} && ptr == end && std::isfinite(lambda) && lambda > 0.0 &&
-        lambda <= 1.0) {
-      s.rsnh_lambda = plan::LambdaRule::fixed;
-      s.rsnh_lambda_fixed = lambda;
-      return;
-    }
+  if (const auto lambda = parse_number(value); lambda && *lambda > 0.0 && *lambda <= 1.0) {
+    s.rsnh_lambda = plan::LambdaRule::fixed;
+    s.rsnh_lambda_fixed = *lambda;
+    return;
   }
   r.bad_value_keep_default(
       spec, value,
@@ -330,13 +334,9 @@ void apply_trial_calls(const Spec& spec, std::string_view value, Settings& s, Re
 }
 
 void apply_trial_seconds(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  double seconds = -1.0;
-  const char* const end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, seconds);
-  // from_chars accepts "nan" and "inf"; the comparisons below reject both.
-  if (!value.empty() && ec == std::errc{} && ptr == end && std::isfinite(seconds) &&
-      seconds >= 0.0 && seconds <= 3600.0)
-    s.trial_seconds = seconds;
+  const auto seconds = parse_number(value);
+  if (seconds && *seconds >= 0.0 && *seconds <= 3600.0)
+    s.trial_seconds = *seconds;
   else
     r.bad_value_keep_default(spec, value, "a number of seconds from 0 to 3600");
 }
@@ -422,17 +422,15 @@ void apply_fault(const Spec& spec, std::string_view value, Settings& s, Reporter
     seed_text = rest.substr(c2 + 1);
     rest = rest.substr(0, c2);
   }
-  double p = -1;
-  const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), p);
-  const bool p_ok = !rest.empty() && ec == std::errc{} && ptr == rest.data() + rest.size() &&
-                    std::isfinite(p) && p >= 0 && p <= 1;
+  const auto p = parse_number(rest);
+  const bool p_ok = p && *p >= 0 && *p <= 1;
   const auto seed = seed_text.empty() ? std::optional<std::uint64_t>(1)
                                       : parse_integer<std::uint64_t>(seed_text, 10);
   const bool site_ok = std::find(std::begin(kFaultSites), std::end(kFaultSites), site) !=
                        std::end(kFaultSites);
   if (!site_ok || !p_ok || !seed) return r.bad_value(spec.key, value, what, "using the default (no faults injected)");
   s.fault_site = site;
-  s.fault_probability = p;
+  s.fault_probability = *p;
   s.fault_seed = *seed;
 }
 
