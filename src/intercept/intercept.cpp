@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <csignal>
 #include <random>
 #include <string>
@@ -441,11 +440,12 @@ learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
   };
 }
 
-// Plans a freshly gathered matrix on this rank (every rank computes the same candidates) and
-// compiles each for this rank. `ok[i]` is this rank's verdict on candidate i; ok.back() on the
-// pattern as a whole (its receive counts agree with the senders').
+// Plans a freshly gathered matrix on this rank (every rank computes the same candidates from
+// the agreed predictions) and compiles each for this rank. `ok[i]` is this rank's verdict on
+// candidate i; ok.back() on the pattern as a whole (its receive counts agree with the
+// senders').
 Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok,
-                       const std::vector<learn::Prediction>* agreed) {
+                       const std::vector<learn::Prediction>& agreed) {
   Global& s = g();
   // A pattern seen before on this communicator keeps its plans, trial and report entry.
   for (auto& p : cs.patterns)
@@ -473,15 +473,13 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.bytes = static_cast<std::int64_t>(p->matrix.total_bytes());
 
   const bool plan_failed = fault("plan");
-  const core::CommMatrix& matrix = p->matrix;
-  const learn::Predictor predict = predictor(cs, matrix);
-  r.lower_bound_s = cost::lower_bound(matrix, s.machine, cs.topology);
+  r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   std::vector<learn::CandidatePlan> plans =
-      agreed ? learn::plan_chosen(p->matrix, learn::auto_pool(s.cfg.candidates), *agreed, options,
-                                  predict, 3, s.cfg.max_staging)
-             : learn::plan_candidates(p->matrix, s.cfg.strategy, options, s.cfg.candidates,
-                                      predict, 3, s.cfg.max_staging);
+      s.cfg.strategy == "auto"
+          ? learn::plan_chosen(p->matrix, learn::auto_pool(s.cfg.candidates), agreed, options, 3,
+                               s.cfg.max_staging)
+          : learn::plan_forced(p->matrix, s.cfg.strategy, agreed, options, s.cfg.max_staging);
   ok.clear();
   for (learn::CandidatePlan& cp : plans) {
     if (!cp.rejected.empty()) {
@@ -525,16 +523,18 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   return cs.patterns.back().get();
 }
 
-// auto: the ranks share the cost model's work. Rank r plans and predicts the pool entries of
-// index r, r + n, ..., and one MIN-reduction gives every rank every prediction, so each rank
-// then plans only the chosen candidates (learn_pattern). Every rank calls this on every learning
-// call of auto, whatever happened locally (no matrix, a pattern already known, a failure): it
-// then contributes no prediction, and the candidates' agreement that follows catches any
-// disagreement.
+// The ranks share the cost model's work. Rank r plans and predicts the entries of index r,
+// r + n, ... of the pool (auto's, or the strategy the user named) and native, and one
+// MIN-reduction gives every rank every prediction, so each rank then plans only the chosen
+// candidates (learn_pattern). Every rank calls this on every learning call, whatever happened
+// locally (no matrix, a pattern already known, a failure): it then contributes no prediction,
+// and the candidates' agreement that follows catches any disagreement.
 std::vector<learn::Prediction> share_predictions(CommState& cs, const core::CommMatrix* m) {
   Global& s = g();
-  const std::vector<std::string> pool = learn::auto_pool(s.cfg.candidates);
-  std::vector<learn::Prediction> mine(pool.size());
+  const std::vector<std::string> pool = s.cfg.strategy == "auto"
+                                            ? learn::auto_pool(s.cfg.candidates)
+                                            : learn::forced_pool(s.cfg.strategy);
+  std::vector<learn::Prediction> mine(pool.size() + 1);
   const bool known = m && std::any_of(cs.patterns.begin(), cs.patterns.end(),
                                       [&](const auto& p) { return p->matrix == *m; });
   if (m && !known) {
@@ -544,13 +544,13 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
                                   s.cfg.max_staging, static_cast<std::size_t>(cs.rank),
                                   static_cast<std::size_t>(cs.size));
     } catch (...) {
-      mine.assign(pool.size(), learn::Prediction{});
+      mine.assign(pool.size() + 1, learn::Prediction{});
     }
   }
   std::vector<double> in = learn::pack_predictions(mine), out(in.size());
   if (PMPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE, MPI_MIN,
                      cs.dup) != MPI_SUCCESS)
-    return std::vector<learn::Prediction>(pool.size());  // nothing agreed: native only
+    return std::vector<learn::Prediction>(pool.size() + 1);  // nothing agreed: no predictions
   std::vector<learn::Prediction> agreed = learn::unpack_predictions(out);
   for (std::size_t i = 0; i < agreed.size(); ++i)  // this rank's own reasons keep their text
     if (agreed[i].rejected == mine[i].rejected) agreed[i].why = mine[i].why;
@@ -856,11 +856,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       Pattern* p = nullptr;
       std::vector<int> ok;
       const bool gathered = gather_matrix(cs, m);
-      std::optional<std::vector<learn::Prediction>> predictions;
-      if (s.cfg.strategy == "auto") predictions = share_predictions(cs, gathered ? &m : nullptr);
+      const std::vector<learn::Prediction> predictions =
+          share_predictions(cs, gathered ? &m : nullptr);
       if (gathered) {
         try {
-          p = learn_pattern(cs, std::move(m), ok, predictions ? &*predictions : nullptr);
+          p = learn_pattern(cs, std::move(m), ok, predictions);
           // Whether this call can run a plan now: a passing failure leaves the pattern learned.
           ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
         } catch (const std::bad_alloc&) {

@@ -44,6 +44,15 @@ CandidatePlan make(const core::CommMatrix& m, std::string_view id, const plan::O
   return c;
 }
 
+// Native with its agreed prediction (entry `at`; none if no rank predicted it).
+CandidatePlan native_candidate(const std::vector<Prediction>& agreed, std::size_t at) {
+  CandidatePlan c;
+  c.id = "native";
+  if (at < agreed.size() && agreed[at].predicted_s < Prediction::kNone)
+    c.predicted_s = agreed[at].predicted_s;
+  return c;
+}
+
 }  // namespace
 
 std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,
@@ -51,21 +60,20 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
                                            const std::vector<std::string>& allowed,
                                            const Predictor& predict, std::size_t keep,
                                            Bytes max_staging) {
+  if (strategy == "auto" && predict) {
+    const std::vector<std::string> pool = auto_pool(allowed);
+    return plan_chosen(m, pool, predict_share(m, pool, options, predict, max_staging, 0, 1),
+                       options, keep, max_staging);
+  }
+  const std::string_view id = strategy == "auto" ? choose_auto(m) : strategy;
+  if (predict) {
+    return plan_forced(m, id, predict_share(m, forced_pool(id), options, predict, max_staging, 0, 1),
+                       options, max_staging);
+  }
   std::vector<CandidatePlan> out;
-  if (strategy != "auto") {
-    out.push_back(make(m, strategy, options, predict, max_staging));
-    if (strategy != "native") out.push_back(make(m, "native", options, predict, max_staging));
-    return out;
-  }
-  if (!predict) {
-    const std::string_view rule = choose_auto(m);
-    out.push_back(make(m, rule, options, predict, max_staging));
-    if (rule != "native") out.push_back(make(m, "native", options, predict, max_staging));
-    return out;
-  }
-  const std::vector<std::string> pool = auto_pool(allowed);
-  return plan_chosen(m, pool, predict_share(m, pool, options, predict, max_staging, 0, 1), options,
-                     predict, keep, max_staging);
+  out.push_back(make(m, id, options, predict, max_staging));
+  if (id != "native") out.push_back(make(m, "native", options, predict, max_staging));
+  return out;
 }
 
 std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
@@ -81,14 +89,21 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
   return pool;
 }
 
+std::vector<std::string> forced_pool(std::string_view strategy) {
+  if (strategy == "native") return {};
+  return {std::string(strategy)};
+}
+
 std::vector<Prediction> predict_share(const core::CommMatrix& m,
                                       const std::vector<std::string>& pool,
                                       const plan::Options& options, const Predictor& predict,
                                       Bytes max_staging, std::size_t part, std::size_t parts) {
-  std::vector<Prediction> out(pool.size());
+  std::vector<Prediction> out(pool.size() + 1);  // native last
   if (parts == 0) parts = 1;
-  for (std::size_t i = part % parts; i < pool.size(); i += parts) {
-    const CandidatePlan c = make(m, pool[i], options, predict, max_staging);
+  for (std::size_t i = part % parts; i <= pool.size(); i += parts) {
+    const CandidatePlan c =
+        make(m, i < pool.size() ? std::string_view(pool[i]) : "native", options, predict,
+             max_staging);
     Prediction& p = out[i];
     if (c.rejected.empty()) {
       p.predicted_s = c.predicted_s;
@@ -128,8 +143,8 @@ std::vector<Prediction> unpack_predictions(const std::vector<double>& packed) {
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,
-                                       const plan::Options& options, const Predictor& predict,
-                                       std::size_t keep, Bytes max_staging) {
+                                       const plan::Options& options, std::size_t keep,
+                                       Bytes max_staging) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i)
     if (agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone) order.push_back(i);
@@ -160,7 +175,7 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
     }
     out.push_back(std::move(c));
   }
-  CandidatePlan native = make(m, "native", options, predict, max_staging);
+  CandidatePlan native = native_candidate(agreed, pool.size());
   // Native goes where its prediction puts it, so the best predicted candidate runs first.
   const auto pos = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& c) {
     return c.predicted_s > native.predicted_s;
@@ -185,6 +200,21 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
     }
     out.push_back(std::move(c));
   }
+  return out;
+}
+
+std::vector<CandidatePlan> plan_forced(const core::CommMatrix& m, std::string_view strategy,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, Bytes max_staging) {
+  const std::vector<std::string> pool = forced_pool(strategy);
+  std::vector<CandidatePlan> out;
+  if (!pool.empty()) {
+    CandidatePlan c = make(m, pool.front(), options, Predictor{}, max_staging);
+    if (c.rejected.empty() && !agreed.empty() && agreed.front().predicted_s < Prediction::kNone)
+      c.predicted_s = agreed.front().predicted_s;
+    out.push_back(std::move(c));
+  }
+  out.push_back(native_candidate(agreed, pool.size()));
   return out;
 }
 

@@ -44,15 +44,20 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
                                            const Predictor& predict, std::size_t keep,
                                            Bytes max_staging);
 
-/// `auto` spread over the ranks (issue 4: at 256-1024 ranks every rank planning every strategy
-/// costs more than the exchange it optimises). The steps plan_candidates takes for `auto` with a
-/// predictor, split so the ranks can share them: each rank predicts a share of the pool
+/// The cost model's work spread over the ranks (issue 4: at 256-1024 ranks every rank planning
+/// every strategy costs more than the exchange it optimises; predicting native alone on a dense
+/// 1024-rank matrix takes a rank a minute). The steps plan_candidates takes with a predictor,
+/// split so the ranks can share them: each rank predicts a share of the pool and of native
 /// (predict_share), the ranks agree on every prediction in one MIN-reduction of
-/// pack_predictions' doubles, and each rank then plans only the chosen few (plan_chosen).
+/// pack_predictions' doubles, and each rank then plans only the chosen few (plan_chosen for
+/// `auto`, plan_forced for a strategy the user named), predicting nothing itself.
 
 /// The strategies `auto` predicts, in registry order: every registered one but native, only
 /// those in `allowed` when it is not empty, `drs` only when `allowed` names it.
 std::vector<std::string> auto_pool(const std::vector<std::string>& allowed);
+
+/// The pool of a strategy the user named: that strategy alone, nothing for `native`.
+std::vector<std::string> forced_pool(std::string_view strategy);
 
 /// One pool entry as the rank that planned it found it.
 struct Prediction {
@@ -63,8 +68,9 @@ struct Prediction {
   std::string why;             ///< the rejection as text; local only (does not travel)
 };
 
-/// Plans and predicts pool[i] for every i with i % parts == part; the other entries stay
-/// unpredicted. parts = 1 predicts the whole pool.
+/// Plans and predicts pool[i] for every i with i % parts == part, and native as entry
+/// pool.size() (so pool.size() + 1 entries); the other entries stay unpredicted. parts = 1
+/// predicts the whole pool and native.
 std::vector<Prediction> predict_share(const core::CommMatrix& m,
                                       const std::vector<std::string>& pool,
                                       const plan::Options& options, const Predictor& predict,
@@ -75,13 +81,21 @@ std::vector<Prediction> predict_share(const core::CommMatrix& m,
 std::vector<double> pack_predictions(const std::vector<Prediction>& p);
 std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
 
-/// The candidates from agreed predictions: plans the `keep` best predicted usable entries and
-/// native, best first (native where its prediction puts it), then the rejected ones with why
-/// (no plan). The same list plan_candidates gives for `auto` with a predictor.
+/// The candidates from agreed predictions (predict_share's entries, native's last): plans the
+/// `keep` best predicted usable entries and native, best first (native where its prediction
+/// puts it), then the rejected ones with why (no plan). The same list plan_candidates gives for
+/// `auto` with a predictor.
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,
-                                       const plan::Options& options, const Predictor& predict,
-                                       std::size_t keep, Bytes max_staging);
+                                       const plan::Options& options, std::size_t keep,
+                                       Bytes max_staging);
+
+/// The candidates of a strategy the user named, from the agreed predictions of its
+/// forced_pool: [strategy, native] ([native] for native), the strategy planned here. The same
+/// list plan_candidates gives for that strategy with a predictor.
+std::vector<CandidatePlan> plan_forced(const core::CommMatrix& m, std::string_view strategy,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, Bytes max_staging);
 
 }  // namespace commsched::learn

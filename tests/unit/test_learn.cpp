@@ -183,7 +183,7 @@ TEST(ChooseAuto, SharedPredictionsGiveTheSameCandidates) {
         for (std::size_t i = 0; i < mine.size(); ++i) reduced[i] = std::min(reduced[i], mine[i]);
       }
       const auto split = cs::learn::plan_chosen(m, pool, cs::learn::unpack_predictions(reduced),
-                                                opt, predict, 3, max_staging);
+                                                opt, 3, max_staging);
       ASSERT_EQ(split.size(), whole.size()) << "n=" << n << " parts=" << parts;
       for (std::size_t i = 0; i < split.size(); ++i) {
         EXPECT_EQ(split[i].id, whole[i].id) << "n=" << n << " parts=" << parts << " i=" << i;
@@ -197,6 +197,60 @@ TEST(ChooseAuto, SharedPredictionsGiveTheSameCandidates) {
       if (trial == 1) {
         EXPECT_TRUE(std::any_of(split.begin(), split.end(),
                                 [](const auto& c) { return !c.rejected.empty(); }));
+      }
+    }
+  }
+}
+
+// A strategy the user named shares the cost model's work the same way: its prediction and
+// native's are each made by one rank (native's alone took a rank a minute on a dense 1024-rank
+// matrix), and plan_forced gives every rank the list plan_candidates gives in one process.
+TEST(ChooseForced, SharedPredictionsGiveTheSameCandidates) {
+  std::mt19937_64 rng(11);
+  int native_predictions = 0, plan_predictions = 0;
+  const cs::learn::Predictor predict = [&](const cs::core::Plan* p) {
+    if (!p) {
+      ++native_predictions;
+      return 1e-3;
+    }
+    ++plan_predictions;
+    return 1e-5 * static_cast<double>(p->phases.size() + 1);
+  };
+  const std::vector<Bytes> stagings{0, ~Bytes{0}};
+  for (const std::string id : {"color", "mesh2d", "two_stage", "native", "drs"}) {
+    for (const int n : {5, 9, 16}) {
+      std::vector<Bytes> dense(static_cast<std::size_t>(n * n), 0);
+      for (auto& b : dense)
+        if (rng() % 2 == 0) b = 1 + rng() % 4096;
+      const auto m = cs::core::CommMatrix::from_dense(n, dense);
+      cs::plan::Options opt;
+      for (const Bytes max_staging : stagings) {  // 0 rejects the forwarding planners
+        const auto whole =
+            cs::learn::plan_candidates(m, id, opt, {}, predict, 3, max_staging);
+        const auto pool = cs::learn::forced_pool(id);
+        EXPECT_EQ(pool.size(), id == "native" ? 0u : 1u);
+        native_predictions = plan_predictions = 0;
+        std::vector<double> reduced;
+        const std::size_t parts = 4;
+        for (std::size_t r = 0; r < parts; ++r) {
+          const auto mine = cs::learn::pack_predictions(
+              cs::learn::predict_share(m, pool, opt, predict, max_staging, r, parts));
+          if (reduced.empty()) reduced = mine;
+          for (std::size_t i = 0; i < mine.size(); ++i) reduced[i] = std::min(reduced[i], mine[i]);
+        }
+        EXPECT_EQ(native_predictions, id == "drs" ? 2 : 1) << id;  // drs predicts as native
+        EXPECT_LE(plan_predictions, 1) << id;
+        const auto split = cs::learn::plan_forced(m, id, cs::learn::unpack_predictions(reduced),
+                                                  opt, max_staging);
+        ASSERT_EQ(split.size(), whole.size()) << id << " n=" << n;
+        ASSERT_EQ(split.size(), id == "native" ? 1u : 2u);
+        EXPECT_EQ(split.back().id, "native");
+        for (std::size_t i = 0; i < split.size(); ++i) {
+          EXPECT_EQ(split[i].id, whole[i].id);
+          EXPECT_EQ(split[i].predicted_s, whole[i].predicted_s) << id << " n=" << n << " " << i;
+          EXPECT_EQ(split[i].rejected, whole[i].rejected);
+          EXPECT_EQ(split[i].plan.phases.size(), whole[i].plan.phases.size());
+        }
       }
     }
   }
