@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -33,6 +34,26 @@ struct Op {
   std::size_t phase;
   std::size_t flow;
   bool send;
+};
+
+// Items (a flow, a rank) due at absolute times, soonest (then lowest item) first.
+class Events {
+ public:
+  bool empty() const { return heap_.empty(); }
+  double next() const { return heap_.front().first; }
+  void push(double at, std::size_t item) {
+    heap_.emplace_back(at, item);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+  }
+  std::size_t pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    const std::size_t item = heap_.back().second;
+    heap_.pop_back();
+    return item;
+  }
+
+ private:
+  std::vector<std::pair<double, std::size_t>> heap_;
 };
 
 class Engine {
@@ -65,9 +86,41 @@ class Engine {
     // sorted above, each after its `cpu` seconds; only posted messages may take the ports.
     std::vector<std::size_t> next_post(n, 0);
     std::vector<std::size_t> unstarted(n, 0);  // no send before it in its phase is waiting
-    std::vector<double> cpu_left(n, -1.0);  // of the send at next_post; < 0: not begun
+    std::vector<double> post_at(n, -1.0);  // when the send at next_post is posted; < 0: not begun
     std::vector<char> posted(flows.size(), 0);
-    std::vector<std::size_t> posting;  // ranks with sends still to post in their phase
+    // Ranks with sends still to post in their phase, soonest first. The events below are kept
+    // as absolute times in heaps: a dense 1024-rank matrix has a million messages, and
+    // scanning every pending one at every event made native's prediction take a minute.
+    Events posting;
+    double now = start;
+    // What the next start pass looks at, in rank order as a pass over every sender would: every
+    // posted send of a sender whose port came free or that entered a phase (rescan), and, of
+    // the others, only the sends that may start now (recheck): one just posted, or one that
+    // waits for a receiver that came free or entered a phase (watchers[receiver] lists the
+    // waiting sends as sender and index in ops). Any other send would still wait.
+    std::vector<std::size_t> touched, scan;
+    std::vector<char> is_touched(n, 0), whole(n, 0);
+    std::vector<std::vector<std::size_t>> recheck_ops(n);
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> watchers(n);
+    auto touch = [&](std::size_t r) {
+      if (!is_touched[r]) {
+        is_touched[r] = 1;
+        touched.push_back(r);
+      }
+    };
+    auto rescan = [&](std::size_t r) {
+      whole[r] = 1;
+      recheck_ops[r].clear();
+      touch(r);
+    };
+    auto recheck = [&](std::size_t r, std::size_t k) {
+      if (!whole[r]) recheck_ops[r].push_back(k);
+      touch(r);
+    };
+    auto wake = [&](std::size_t receiver) {
+      for (const auto& [r, k] : watchers[receiver]) recheck(r, k);
+      watchers[receiver].clear();
+    };
     auto post_ready = [&](std::size_t r, double tol) {
       const std::vector<Op>& list = ops[r];
       while (next_post[r] < seg_end[r]) {
@@ -76,15 +129,21 @@ class Engine {
           ++next_post[r];
           continue;
         }
-        if (cpu_left[r] < 0.0) cpu_left[r] = flows[op.flow].cpu;
-        if (cpu_left[r] > tol) return;
+        if (post_at[r] < 0.0) post_at[r] = now + flows[op.flow].cpu;
+        if (post_at[r] - now > tol) {
+          posting.push(post_at[r], r);
+          return;
+        }
         posted[op.flow] = 1;
-        cpu_left[r] = -1.0;
+        recheck(r, next_post[r]);
+        post_at[r] = -1.0;
         ++next_post[r];
       }
     };
     double finish = start;
     auto enter_next = [&](std::size_t r) {
+      rescan(r);
+      wake(r);
       const std::vector<Op>& list = ops[r];
       seg_begin[r] = seg_end[r];
       if (seg_begin[r] >= list.size()) {
@@ -97,9 +156,8 @@ class Engine {
       seg_end[r] = e;
       left[r] = e - seg_begin[r];
       unstarted[r] = next_post[r] = seg_begin[r];
-      cpu_left[r] = -1.0;
+      post_at[r] = -1.0;
       post_ready(r, 0.0);
-      if (next_post[r] < seg_end[r]) posting.push_back(r);
     };
     for (std::size_t r = 0; r < n; ++r) enter_next(r);
 
@@ -118,13 +176,8 @@ class Engine {
       nic_out.assign(static_cast<std::size_t>(topo_.nodes(n_)), 0);
       nic_in.assign(nic_out.size(), 0);
     }
-    struct InFlight {
-      std::size_t flow;
-      double latency;
-    };
-    std::vector<InFlight> flight;  // messages past their ports, in latency
+    Events flight;  // messages past their ports, in latency: when each arrives
     std::size_t remaining = flows.size();
-    double now = start;
     std::vector<std::size_t> done_ranks;
     // A message arrived: both ends count it towards their phase.
     auto arrive = [&](std::size_t f) {
@@ -138,23 +191,56 @@ class Engine {
 
     while (remaining > 0) {
       // Start every message whose ends are in its phase and whose ports are free.
-      for (std::size_t r = 0; r < n; ++r) {
-        if (phase[r] == kDone || send_busy[r]) continue;
-        std::size_t& first = unstarted[r];
-        while (first < seg_end[r] && (!ops[r][first].send || started[ops[r][first].flow])) ++first;
-        for (std::size_t k = first; k < seg_end[r]; ++k) {
+      scan.swap(touched);
+      touched.clear();
+      if (scan.size() * 16 < n) {
+        std::sort(scan.begin(), scan.end());
+      } else {  // many: rank order from the flags, in O(n)
+        scan.clear();
+        for (std::size_t r = 0; r < n; ++r)
+          if (is_touched[r]) scan.push_back(r);
+      }
+      for (std::size_t r : scan) {
+        is_touched[r] = 0;
+        std::vector<std::size_t>& some = recheck_ops[r];
+        const bool all = whole[r];
+        whole[r] = 0;
+        if (phase[r] == kDone || send_busy[r]) {  // a port coming free rescans it
+          some.clear();
+          continue;
+        }
+        // Starts send k if its receiver is ready; else k waits for the receiver.
+        auto try_start = [&](std::size_t k) {
           const Op& op = ops[r][k];
-          if (!op.send || started[op.flow]) continue;
-          if (!posted[op.flow]) break;
           const Flow& fl = flows[op.flow];
           const auto to = static_cast<std::size_t>(fl.to);
-          if (phase[to] != fl.phase || recv_busy[to]) continue;
+          if (phase[to] != fl.phase || recv_busy[to]) {
+            watchers[to].emplace_back(r, k);
+            return false;
+          }
           started[op.flow] = 1;
           send_busy[r] = 1;
           recv_busy[to] = 1;
           active.push_back({op.flow, fl.startup, fl.work});
-          break;
+          return true;
+        };
+        if (all) {
+          std::size_t& first = unstarted[r];
+          while (first < seg_end[r] && (!ops[r][first].send || started[ops[r][first].flow]))
+            ++first;
+          for (std::size_t k = first; k < seg_end[r]; ++k) {
+            const Op& op = ops[r][k];
+            if (!op.send || started[op.flow]) continue;
+            if (!posted[op.flow]) break;
+            if (try_start(k)) break;
+          }
+        } else {
+          std::sort(some.begin(), some.end());
+          some.erase(std::unique(some.begin(), some.end()), some.end());
+          for (std::size_t k : some)
+            if (!started[ops[r][k].flow] && try_start(k)) break;
         }
+        some.clear();
       }
       if (active.empty() && flight.empty() && posting.empty())
         return std::numeric_limits<double>::infinity();  // cannot happen
@@ -176,8 +262,8 @@ class Engine {
       }
       slow.assign(active.size(), 1.0);
       double dt = std::numeric_limits<double>::infinity();
-      for (const InFlight& f : flight) dt = std::min(dt, f.latency);
-      for (std::size_t r : posting) dt = std::min(dt, cpu_left[r]);
+      if (!flight.empty()) dt = std::min(dt, flight.next() - now);
+      if (!posting.empty()) dt = std::min(dt, posting.next() - now);
       for (std::size_t i = 0; i < active.size(); ++i) {
         const Active& a = active[i];
         if (a.startup > 0.0) {
@@ -200,23 +286,8 @@ class Engine {
       const double tol = dt * 1e-12 + 1e-18;
       now += dt;
       done_ranks.clear();
-      std::size_t landed = 0;
-      for (std::size_t i = 0; i < flight.size(); ++i) {
-        InFlight f = flight[i];
-        f.latency -= dt;
-        if (f.latency <= tol)
-          arrive(f.flow);
-        else
-          flight[landed++] = f;
-      }
-      flight.resize(landed);
-      std::size_t still = 0;
-      for (std::size_t r : posting) {
-        cpu_left[r] -= dt;
-        post_ready(r, tol);
-        if (next_post[r] < seg_end[r]) posting[still++] = r;
-      }
-      posting.resize(still);
+      while (!flight.empty() && flight.next() - now <= tol) arrive(flight.pop());
+      while (!posting.empty() && posting.next() - now <= tol) post_ready(posting.pop(), tol);
       std::size_t kept = 0;
       for (std::size_t i = 0; i < active.size(); ++i) {
         Active a = active[i];
@@ -238,8 +309,10 @@ class Engine {
         const Flow& fl = flows[a.flow];
         send_busy[static_cast<std::size_t>(fl.from)] = 0;
         recv_busy[static_cast<std::size_t>(fl.to)] = 0;
+        rescan(static_cast<std::size_t>(fl.from));
+        wake(static_cast<std::size_t>(fl.to));
         if (fl.latency > 0.0)
-          flight.push_back({a.flow, fl.latency});
+          flight.push(now + fl.latency, a.flow);
         else
           arrive(a.flow);
       }
