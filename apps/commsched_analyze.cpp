@@ -35,6 +35,8 @@ constexpr const char* kUsage =
     "  --hosts FILE           host name of every world rank, one per line: places the ranks\n"
     "                         on nodes and lets the machine file's [[cluster]] host\n"
     "                         patterns apply (traces carry their own host names)\n"
+    "  --strategies LIST      the what-if for native and these strategies only (comma-\n"
+    "                         separated ids; default every strategy)\n"
     "  --pattern P            only pattern P (P0, P1, ... as the summary names them)\n"
     "  --plan ID              strategy drawn in the Gantt chart (default: the one the job used,\n"
     "                         else the best predicted)\n"
@@ -53,6 +55,7 @@ struct Args {
   std::string dir, matrix, machine, pattern, plan, svg, chrome, csv, write_matrix, hosts;
   bool machine_given = false, partial = false, help = false;
   int ranks_per_node = 0;
+  std::vector<std::string> strategies;  ///< empty: every strategy
 };
 
 std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
@@ -84,7 +87,18 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     else if (f == "--csv") a.csv = v;
     else if (f == "--write-matrix") a.write_matrix = v;
     else if (f == "--hosts") a.hosts = v;
-    else if (f == "--ranks-per-node") {
+    else if (f == "--strategies") {
+      std::size_t pos = 0;
+      while (pos <= v.size()) {
+        const std::size_t comma = std::min(v.find(',', pos), v.size());
+        const std::string id = v.substr(pos, comma - pos);
+        if (!plan::find_strategy(id))
+          return "--strategies: unknown strategy '" + id + "' (valid: " +
+                 std::string(plan::strategy_id_list()) + ")";
+        a.strategies.push_back(id);
+        pos = comma + 1;
+      }
+    } else if (f == "--ranks-per-node") {
       char* end = nullptr;
       const long k = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || k < 1 || k > (1 << 20)) return "--ranks-per-node needs an integer >= 1";
@@ -349,7 +363,9 @@ int run(int argc, char** argv) {
         fail(error);
         return rc;
       }
-      const WhatIf w = what_if(p->matrix, model);
+      std::vector<std::string> only = a.strategies;
+      if (!only.empty() && !a.plan.empty()) only.push_back(a.plan);
+      const WhatIf w = what_if(p->matrix, model, only);
       if (a.machine_given) print_what_if(*p, w, model, node_count);
       if (a.machine_given && !a.csv.empty()) add_what_if_csv(whatif_csv, *p, w);
       if (!a.svg.empty() && p == focus) {

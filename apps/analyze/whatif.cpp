@@ -142,10 +142,15 @@ StrategyRow plan_one(const std::string& id, const core::CommMatrix& m, const Mod
   return row;
 }
 
-WhatIf what_if(const core::CommMatrix& m, const Model& model) {
+WhatIf what_if(const core::CommMatrix& m, const Model& model,
+               const std::vector<std::string>& only) {
   WhatIf w;
   w.lower_bound_s = model.lower_bound(m);
-  for (const plan::Strategy& s : plan::strategies()) w.rows.push_back(plan_one(std::string(s.id), m, model));
+  for (const plan::Strategy& s : plan::strategies()) {
+    const bool named = std::find(only.begin(), only.end(), s.id) != only.end();
+    if (!only.empty() && s.id != "native" && !named) continue;
+    w.rows.push_back(plan_one(std::string(s.id), m, model));
+  }
   if (Model::have_cost())
     std::stable_sort(w.rows.begin(), w.rows.end(), [](const StrategyRow& a, const StrategyRow& b) {
       if (a.ok != b.ok) return a.ok;

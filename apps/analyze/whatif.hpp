@@ -65,8 +65,11 @@ struct WhatIf {
   double lower_bound_s = 0;        ///< NaN without the cost model
 };
 
-/// Plans `m` with every registered strategy (and native) on `model`.
-WhatIf what_if(const core::CommMatrix& m, const Model& model);
+/// Plans `m` with every registered strategy (and native) on `model`; with `only` not empty,
+/// with native and the strategies it names (planning all of them on a dense 1024-rank matrix
+/// takes minutes).
+WhatIf what_if(const core::CommMatrix& m, const Model& model,
+               const std::vector<std::string>& only = {});
 
 /// One strategy's plan (nullopt-like: ok=false with a note on an unknown id or invalid plan).
 StrategyRow plan_one(const std::string& id, const core::CommMatrix& m, const Model& model);

@@ -49,8 +49,9 @@ def workload_args(params):
                     params.get("nonuniformity"))["args"]
 
 
-def whatif(build, params, n, machine, ranks_per_node, hosts, work):
-    """(strategy -> (seconds per call as auto ranks it, plan shape), the matrix's lower bound)."""
+def whatif(build, params, n, machine, ranks_per_node, hosts, work, recorded, full_max):
+    """(strategy -> (seconds per call as auto ranks it, plan shape), the matrix's lower bound).
+    A matrix of more than full_max non-zeros is predicted for the `recorded` strategies only."""
     mfile = os.path.join(work, "m.txt")
     subprocess.run(["mpirun.openmpi", "--allow-run-as-root", "-np", "1",
                     os.path.join(build, "apps", "irregular_exchange")] + workload_args(params)
@@ -59,6 +60,10 @@ def whatif(build, params, n, machine, ranks_per_node, hosts, work):
     prefix = os.path.join(work, "w")
     cmd = [os.path.join(build, "apps", "commsched-analyze"), "--matrix", mfile,
            "--machine", machine, "--csv", prefix]
+    with open(mfile) as f:
+        nonzeros = sum(1 for line in f if line.strip() and line[0] not in "#n")
+    if nonzeros > full_max:
+        cmd += ["--strategies", ",".join(recorded)]
     if hosts:
         hfile = os.path.join(work, "hosts.txt")
         with open(hfile, "w") as f:
@@ -86,6 +91,11 @@ def main():
     ap.add_argument("--machine", action="append", default=[],
                     help="PLATFORM=FILE: predict that platform's points on FILE")
     ap.add_argument("--out", required=True, help="the records with the new predictions")
+    ap.add_argument("--full-max-nonzeros", type=int, default=500000,
+                    help="points whose matrix has more non-zeros are predicted for their "
+                    "recorded strategies only (every planner on a dense 1024-rank matrix takes "
+                    "the what-if about 20 minutes); their 'auto would try' column then picks "
+                    "among those")
     a = ap.parse_args()
     override = dict(m.split("=", 1) for m in a.machine)
     points = collections.OrderedDict()
@@ -106,7 +116,10 @@ def main():
             base = platform.split("+")[0]
             hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
             rpn = any_rec.get("ranks_per_node") or (2 if tier == "netns" else 1)
-            shaped, bound = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work)
+            recorded = sorted({s for s in cells if s not in ("native", "auto", "drs")
+                               and not s.startswith("rs_nh+")})
+            shaped, bound = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work,
+                                   recorded, a.full_max_nonzeros)
             pred = {s: t for s, (t, _) in shaped.items()}
             measured = {s: r["time_s"] for s, r in cells.items()
                         if s != "auto" and r["time_s"] > 0}

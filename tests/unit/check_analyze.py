@@ -80,6 +80,18 @@ check("native" in whatif and "ac" in whatif and len(whatif) >= 10, "whatif.csv s
 check(all(float(r["per_call_s"]) > float(r["predicted_s"]) for r in whatif.values()
           if r["ok"] == "1"), "whatif.csv: per-call times include the agreement")
 
+# --strategies: the what-if for native and the named strategies only, with the same figures;
+# an unknown id is a usage error naming the valid ones.
+run("--matrix", matrix_file, "--machine", "default", "--strategies", "mesh2d,ac",
+    "--csv", out + "-some")
+with open(out + "-some-whatif.csv") as f:
+    some = {r["strategy"]: r for r in csv.DictReader(f)}
+check(sorted(some) == ["ac", "mesh2d", "native"], f"--strategies rows: {sorted(some)}")
+check(all(some[s]["predicted_s"] == whatif[s]["predicted_s"] for s in some),
+      "--strategies changes the predictions")
+p = run("--matrix", matrix_file, "--machine", "default", "--strategies", "ac,nosuch", expect=2)
+check("nosuch" in p.stderr and "mesh2d" in p.stderr, "--strategies: unknown id message")
+
 # --hosts: the machine file's host-pattern clusters apply to a matrix (hosts a* and b*, a
 # slow link between them), so the predictions change; without host names one cluster.
 hosts = os.path.join(work, "hosts.txt")
