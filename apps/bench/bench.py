@@ -266,10 +266,12 @@ def smpi_points(set_name, strategies, explicit=False):
         cols = lp if explicit else ISSUE5_1024_STRATEGIES
         for u in (76, 476):
             pts.append(("flat", 1024, wl("neighbors_d64", "neighbors", 64, u), cols))
-        # The all-to-all with 64 B (004 Fig. 5) at 256 ranks, with the same subset. Not at
-        # 1024: every simulated rank gathers and plans the 1M-entry matrix in one process
-        # (mesh2d alone ran 27 minutes unfinished), and native did not finish in 40.
-        pts.append(("flat", 256, wl("alltoall", "fft3d", 256, 64), cols))
+        # The all-to-all with 64 B (004 Fig. 5) at 256 and 1024 ranks, with the same subset.
+        # At 1024 every simulated rank gathers the 1M-entry matrix and plans it, all in one
+        # process (19 GB; mesh2d's run took about half an hour, native's linear call 46
+        # minutes), and ac and color send a million messages per call: name the strategies.
+        for n in (256, 1024):
+            pts.append(("flat", n, wl("alltoall", "fft3d", n, 64), cols))
     return pts
 
 
