@@ -67,8 +67,9 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
   }
   const std::string_view id = strategy == "auto" ? choose_auto(m) : strategy;
   if (predict) {
-    return plan_forced(m, id, predict_share(m, forced_pool(id), options, predict, max_staging, 0, 1),
-                       options, max_staging);
+    const std::vector<Prediction> agreed =
+        predict_share(m, forced_pool(id), options, predict, max_staging, 0, 1);
+    return plan_forced(m, id, agreed, options, max_staging);
   }
   std::vector<CandidatePlan> out;
   out.push_back(make(m, id, options, predict, max_staging));
