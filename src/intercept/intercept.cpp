@@ -475,11 +475,8 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   const bool plan_failed = fault("plan");
   r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
-  std::vector<learn::CandidatePlan> plans =
-      s.cfg.strategy == "auto"
-          ? learn::plan_chosen(p->matrix, learn::auto_pool(s.cfg.candidates), agreed, options, 3,
-                               s.cfg.max_staging)
-          : learn::plan_forced(p->matrix, s.cfg.strategy, agreed, options, s.cfg.max_staging);
+  std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
+      p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, 3, s.cfg.max_staging);
   ok.clear();
   for (learn::CandidatePlan& cp : plans) {
     if (!cp.rejected.empty()) {
@@ -531,9 +528,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
 // and the candidates' agreement that follows catches any disagreement.
 std::vector<learn::Prediction> share_predictions(CommState& cs, const core::CommMatrix* m) {
   Global& s = g();
-  const std::vector<std::string> pool = s.cfg.strategy == "auto"
-                                            ? learn::auto_pool(s.cfg.candidates)
-                                            : learn::forced_pool(s.cfg.strategy);
+  const std::vector<std::string> pool = learn::prediction_pool(s.cfg.strategy, s.cfg.candidates);
   std::vector<learn::Prediction> mine(pool.size() + 1);
   const bool known = m && std::any_of(cs.patterns.begin(), cs.patterns.end(),
                                       [&](const auto& p) { return p->matrix == *m; });

@@ -60,17 +60,12 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
                                            const std::vector<std::string>& allowed,
                                            const Predictor& predict, std::size_t keep,
                                            Bytes max_staging) {
-  if (strategy == "auto" && predict) {
-    const std::vector<std::string> pool = auto_pool(allowed);
-    return plan_chosen(m, pool, predict_share(m, pool, options, predict, max_staging, 0, 1),
-                       options, keep, max_staging);
+  if (predict) {
+    const std::vector<Prediction> agreed = predict_share(
+        m, prediction_pool(strategy, allowed), options, predict, max_staging, 0, 1);
+    return plan_agreed(m, strategy, allowed, agreed, options, keep, max_staging);
   }
   const std::string_view id = strategy == "auto" ? choose_auto(m) : strategy;
-  if (predict) {
-    const std::vector<Prediction> agreed =
-        predict_share(m, forced_pool(id), options, predict, max_staging, 0, 1);
-    return plan_forced(m, id, agreed, options, max_staging);
-  }
   std::vector<CandidatePlan> out;
   out.push_back(make(m, id, options, predict, max_staging));
   if (id != "native") out.push_back(make(m, "native", options, predict, max_staging));
@@ -93,6 +88,11 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
 std::vector<std::string> forced_pool(std::string_view strategy) {
   if (strategy == "native") return {};
   return {std::string(strategy)};
+}
+
+std::vector<std::string> prediction_pool(std::string_view strategy,
+                                         const std::vector<std::string>& allowed) {
+  return strategy == "auto" ? auto_pool(allowed) : forced_pool(strategy);
 }
 
 std::vector<Prediction> predict_share(const core::CommMatrix& m,
@@ -217,6 +217,16 @@ std::vector<CandidatePlan> plan_forced(const core::CommMatrix& m, std::string_vi
   }
   out.push_back(native_candidate(agreed, pool.size()));
   return out;
+}
+
+std::vector<CandidatePlan> plan_agreed(const core::CommMatrix& m, std::string_view strategy,
+                                       const std::vector<std::string>& allowed,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, std::size_t keep,
+                                       Bytes max_staging) {
+  if (strategy == "auto")
+    return plan_chosen(m, auto_pool(allowed), agreed, options, keep, max_staging);
+  return plan_forced(m, strategy, agreed, options, max_staging);
 }
 
 }  // namespace commsched::learn

@@ -46,11 +46,11 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
 
 /// The cost model's work spread over the ranks (issue 4: at 256-1024 ranks every rank planning
 /// every strategy costs more than the exchange it optimises; predicting native alone on a dense
-/// 1024-rank matrix takes a rank a minute). The steps plan_candidates takes with a predictor,
-/// split so the ranks can share them: each rank predicts a share of the pool and of native
-/// (predict_share), the ranks agree on every prediction in one MIN-reduction of
-/// pack_predictions' doubles, and each rank then plans only the chosen few (plan_chosen for
-/// `auto`, plan_forced for a strategy the user named), predicting nothing itself.
+/// 1024-rank matrix takes a rank 20 seconds). The steps plan_candidates takes with a predictor,
+/// split so the ranks can share them: each rank predicts a share of prediction_pool and of
+/// native (predict_share), the ranks agree on every prediction in one MIN-reduction of
+/// pack_predictions' doubles, and each rank then plans only the chosen few (plan_agreed),
+/// predicting nothing itself.
 
 /// The strategies `auto` predicts, in registry order: every registered one but native, only
 /// those in `allowed` when it is not empty, `drs` only when `allowed` names it.
@@ -58,6 +58,10 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed);
 
 /// The pool of a strategy the user named: that strategy alone, nothing for `native`.
 std::vector<std::string> forced_pool(std::string_view strategy);
+
+/// What the ranks predict for `strategy`: auto_pool(allowed) for `auto`, else forced_pool.
+std::vector<std::string> prediction_pool(std::string_view strategy,
+                                         const std::vector<std::string>& allowed);
 
 /// One pool entry as the rank that planned it found it.
 struct Prediction {
@@ -97,5 +101,13 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
 std::vector<CandidatePlan> plan_forced(const core::CommMatrix& m, std::string_view strategy,
                                        const std::vector<Prediction>& agreed,
                                        const plan::Options& options, Bytes max_staging);
+
+/// The candidates of `strategy` from the agreed predictions of prediction_pool(strategy,
+/// allowed): plan_chosen for `auto`, plan_forced otherwise.
+std::vector<CandidatePlan> plan_agreed(const core::CommMatrix& m, std::string_view strategy,
+                                       const std::vector<std::string>& allowed,
+                                       const std::vector<Prediction>& agreed,
+                                       const plan::Options& options, std::size_t keep,
+                                       Bytes max_staging);
 
 }  // namespace commsched::learn
