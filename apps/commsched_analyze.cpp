@@ -88,16 +88,11 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     else if (f == "--write-matrix") a.write_matrix = v;
     else if (f == "--hosts") a.hosts = v;
     else if (f == "--strategies") {
-      std::size_t pos = 0;
-      while (pos <= v.size()) {
-        const std::size_t comma = std::min(v.find(',', pos), v.size());
-        const std::string id = v.substr(pos, comma - pos);
-        if (!plan::find_strategy(id))
-          return "--strategies: unknown strategy '" + id + "' (valid: " +
-                 std::string(plan::strategy_id_list()) + ")";
-        a.strategies.push_back(id);
-        pos = comma + 1;
-      }
+      auto ids = plan::parse_strategy_list(v);
+      if (!ids)
+        return "--strategies '" + v + "': not a comma-separated list of strategies (valid: " +
+               std::string(plan::strategy_id_list()) + ")";
+      a.strategies = std::move(*ids);
     } else if (f == "--ranks-per-node") {
       char* end = nullptr;
       const long k = std::strtol(v.c_str(), &end, 10);

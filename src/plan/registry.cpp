@@ -2,6 +2,7 @@
 // Dispatch stays here; each algorithm lives in its own file named after its id.
 #include "plan/registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -81,6 +82,25 @@ const Strategy* find_strategy(std::string_view id) {
   for (const Strategy& s : kStrategies)
     if (s.id == id) return &s;
   return nullptr;
+}
+
+std::optional<std::vector<std::string>> parse_strategy_list(std::string_view text) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const auto it = std::find_if(kStrategies.begin(), kStrategies.end(), [&](const Strategy& s) {
+      return s.id.size() == item.size() &&
+             std::equal(item.begin(), item.end(), s.id.begin(),
+                        [&](char a, char b) { return lower(a) == lower(b); });
+    });
+    if (it == kStrategies.end()) return std::nullopt;
+    ids.emplace_back(it->id);
+    start = comma + 1;
+  }
+  return ids;
 }
 
 std::string_view strategy_id_list() {

@@ -2,8 +2,11 @@
 /// The strategy registry: every planner, by the id users type in COMMSCHED_STRATEGY.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/comm_matrix.hpp"
 #include "core/plan.hpp"
@@ -61,5 +64,8 @@ std::span<const Strategy> strategies();
 const Strategy* find_strategy(std::string_view id);
 /// "native, ac, lex, ..." for messages that list the valid choices.
 std::string_view strategy_id_list();
+/// A comma-separated list of strategy ids, any case, as the registry spells them; nullopt when
+/// an item is empty or names no strategy.
+std::optional<std::vector<std::string>> parse_strategy_list(std::string_view text);
 
 }  // namespace commsched::plan

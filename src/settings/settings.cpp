@@ -342,23 +342,13 @@ void apply_trial_seconds(const Spec& spec, std::string_view value, Settings& s, 
 }
 
 void apply_candidates(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  std::vector<std::string> ids;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    const std::string_view item = value.substr(start, comma - start);
-    const auto it = std::find_if(plan::strategies().begin(), plan::strategies().end(),
-                                 [&](const plan::Strategy& st) { return iequals(item, st.id); });
-    if (it == plan::strategies().end()) {
-      r.bad_value(spec.key, value,
-                  "a comma-separated list of strategies (valid: " + strategy_choices() + ")",
-                  "using the default (every strategy)");
-      return;
-    }
-    ids.emplace_back(it->id);
-    start = comma + 1;
+  if (auto ids = plan::parse_strategy_list(value)) {
+    s.candidates = std::move(*ids);
+    return;
   }
-  s.candidates = std::move(ids);
+  r.bad_value(spec.key, value,
+              "a comma-separated list of strategies (valid: " + strategy_choices() + ")",
+              "using the default (every strategy)");
 }
 
 /// Bytes with an optional K, M or G suffix (powers of 1024).
