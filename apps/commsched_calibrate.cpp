@@ -1,6 +1,7 @@
 // commsched-calibrate: measures α and β of every link class present in the job (ping-pong over
-// sizes, least-squares fit), a contention test (k senders into one receiver, k pairs across one
-// shared link), and writes a machine file; --check FILE prints predicted against measured times
+// sizes; cost::fit_link takes α from the smallest and β from the larger half), a contention test
+// (k senders into one receiver against the model's prediction, k pairs across one shared link),
+// and writes a machine file; --check FILE prints predicted against measured times
 // of a few plans on a random pattern; --validate FILE only parses a machine file.
 //
 //   mpirun -np 4 commsched-calibrate [--quick] [--base NAME|FILE] [--out FILE]
@@ -20,6 +21,7 @@
 
 #include "core/comm_matrix.hpp"
 #include "core/plan.hpp"
+#include "cost/fit.hpp"
 #include "cost/machine.hpp"
 #include "cost/simulate.hpp"
 #include "plan/registry.hpp"
@@ -66,24 +68,6 @@ double ping_pong(Rank a, Rank b, Bytes bytes, int reps, std::vector<char>& buf) 
   double out = 0;
   MPI_Allreduce(&best, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return out;
-}
-
-// Least squares t = α + β·s; α clamped at 0, β at a tiny positive value (files need β > 0).
-cost::Link fit(const std::vector<Bytes>& sizes, const std::vector<double>& times) {
-  const double n = static_cast<double>(sizes.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double x = static_cast<double>(sizes[i]);
-    sx += x;
-    sy += times[i];
-    sxx += x * x;
-    sxy += x * times[i];
-  }
-  const double den = n * sxx - sx * sx;
-  double beta = den > 0 ? (n * sxy - sx * sy) / den : 0;
-  beta = std::max(beta, 1e-13);
-  const double alpha = std::max(0.0, (sy - beta * sx) / n);
-  return {alpha, beta};
 }
 
 std::vector<Bytes> sizes_for(bool quick) {
@@ -217,7 +201,7 @@ int calibrate(const Args& args) {
       MPI_Bcast(&best, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       times.push_back(best);
     }
-    out.at(cost::LinkClass::self) = fit(sizes, times);
+    out.at(cost::LinkClass::self) = cost::fit_link(sizes, times);
     out.copy_beta_s_per_byte = out.at(cost::LinkClass::self).beta_s_per_byte;
   }
   // One pair of ranks for each class present, found identically on every rank.
@@ -237,26 +221,19 @@ int calibrate(const Args& args) {
     }
     std::vector<double> times;
     for (Bytes s : sizes) times.push_back(ping_pong(a, b, s, reps, buf));
-    out.at(cls) = fit(sizes, times);
+    out.at(cls) = cost::fit_link(sizes, times);
     say("link.%s: alpha %.3g s, beta %.3g s/B", name, out.at(cls).alpha_s,
         out.at(cls).beta_s_per_byte);
     say(" (ranks %s)\n", std::to_string(a) + " <-> " + std::to_string(b));
     notes += "# link." + name + ": ping-pong between ranks " + std::to_string(a) + " and " +
-             std::to_string(b) + "\n";
-  }
-  // Contention: every other rank sends to rank 0 at once. The one-port model predicts k times
-  // one message; the measured ratio is written down for the reader.
-  if (size_ > 2) {
-    const Bytes s = sizes.back();
-    std::vector<Rank> all;
-    for (Rank i = 1; i < size_; ++i) all.push_back(i);
-    const double one = fan_in({1}, 0, s, reps, buf);
-    const double k = fan_in(all, 0, s, reps, buf);
-    const double ratio = one > 0 ? k / one : 0;
-    say("fan-in: %s senders into rank 0 take %.2f x one sender (one-port model: %.0f)\n",
-        std::to_string(all.size()), ratio, static_cast<double>(all.size()));
-    notes += "# fan-in of " + std::to_string(all.size()) + " senders: " + std::to_string(ratio) +
-             " x one message (the one-port model assumes " + std::to_string(all.size()) + ")\n";
+             std::to_string(b) + ", one way:";
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      char point[64];
+      std::snprintf(point, sizeof point, " %llu B %.1f us%s",
+                    static_cast<unsigned long long>(sizes[i]), times[i] * 1e6,
+                    i + 1 < sizes.size() ? "," : "\n");
+      notes += point;
+    }
   }
   // Shared links: k disjoint pairs across one node boundary (NIC) and one cluster boundary.
   for (auto cls : {cost::LinkClass::cluster, cost::LinkClass::inter}) {
@@ -305,6 +282,30 @@ int calibrate(const Args& args) {
     notes += "# " + std::to_string(pairs.size()) + " pairs across one " +
              (cls == cost::LinkClass::inter ? "cluster" : "node") + " boundary: " +
              std::to_string(slowdown) + " x one pair\n";
+  }
+  // Contention: every other rank sends to rank 0 at once, against what the fitted links predict
+  // for it (the native call of that pattern, one message after the other into rank 0's port and
+  // its node's link). A ratio near 1 says the model holds; far above 1, the network loses time to
+  // the fan-in itself (incast: drops, retransmissions) and schedules that avoid hot receivers win
+  // more than it predicts.
+  if (size_ > 2) {
+    const Bytes s = sizes.back();
+    std::vector<Rank> all;
+    std::vector<Bytes> dense(static_cast<std::size_t>(size_) * static_cast<std::size_t>(size_), 0);
+    for (Rank i = 1; i < size_; ++i) {
+      all.push_back(i);
+      dense[static_cast<std::size_t>(i) * static_cast<std::size_t>(size_)] = s;
+    }
+    const double measured = fan_in(all, 0, s, reps, buf);
+    const double predicted =
+        cost::predict_native(core::CommMatrix::from_dense(size_, dense), out, topo);
+    const double ratio = predicted > 0 ? measured / predicted : 0;
+    say("fan-in: %s senders into rank 0 took %.3g s", std::to_string(all.size()), measured);
+    say("%s; these links predict %.3g s (ratio %.2f)\n", {}, predicted, ratio);
+    notes += "# fan-in of " + std::to_string(all.size()) + " senders of " + std::to_string(s) +
+             " B into rank 0: " + std::to_string(measured) + " s measured, " +
+             std::to_string(predicted) + " s predicted by this file (ratio " +
+             std::to_string(ratio) + ")\n";
   }
   const std::string text = "# Written by commsched-calibrate.\n" + notes + cost::to_toml(out);
   cost::Machine back;

@@ -12,6 +12,7 @@
 
 #include "core/comm_matrix.hpp"
 #include "core/plan.hpp"
+#include "cost/fit.hpp"
 #include "cost/machine.hpp"
 #include "cost/simulate.hpp"
 #include "learn/choose.hpp"
@@ -240,6 +241,59 @@ Plan make_plan(Rank n, std::vector<std::vector<std::pair<Rank, Rank>>> phases, B
     p.phases.push_back(std::move(phase));
   }
   return p;
+}
+
+// commsched-calibrate's line: exact on exact data; α from the small messages and β from the
+// large ones where the link has two regimes or the large sizes are noisy.
+TEST(Fit, RecoversAnExactLine) {
+  const std::vector<commsched::Bytes> sizes{0, 1024, 8192, 65536, 262144, 1 << 20};
+  std::vector<double> times;
+  for (auto s : sizes) times.push_back(6e-5 + 8e-8 * static_cast<double>(s));
+  const cost::Link l = cost::fit_link(sizes, times);
+  EXPECT_NEAR(l.alpha_s, 6e-5, 1e-12);
+  EXPECT_NEAR(l.beta_s_per_byte, 8e-8, 1e-18);
+}
+
+TEST(Fit, NoisyLargeMessagesDoNotEraseTheStartUp) {
+  // 3 % noise on the 1 MiB message is 2.5 ms, forty times α.
+  const std::vector<commsched::Bytes> sizes{0, 1024, 8192, 65536, 262144, 1 << 20};
+  std::vector<double> times;
+  for (auto s : sizes) times.push_back(6e-5 + 8e-8 * static_cast<double>(s));
+  times[5] *= 0.97;
+  times[4] *= 1.02;
+  const cost::Link l = cost::fit_link(sizes, times);
+  EXPECT_NEAR(l.alpha_s, 6e-5, 1e-12);
+  EXPECT_NEAR(l.beta_s_per_byte, 8e-8, 4e-9);
+}
+
+TEST(Fit, TokenBucketLinkKeepsItsStartUpAndItsRate) {
+  // The emulated cluster's one-way times (tbf, 100 Mbit/s, 18 kB bucket): up to 8 KiB the
+  // bucket passes a message at once, beyond it 80 ns/B. One line over all sizes gave α = 0.
+  const std::vector<commsched::Bytes> sizes{0, 1024, 8192, 65536, 262144, 1 << 20};
+  const std::vector<double> times{24.8e-6, 25.3e-6, 42.0e-6, 3965.1e-6, 19814.5e-6, 83234.8e-6};
+  const cost::Link l = cost::fit_link(sizes, times);
+  EXPECT_NEAR(l.alpha_s, 24.8e-6, 1e-9);
+  EXPECT_GT(l.beta_s_per_byte, 7.5e-8);
+  EXPECT_LT(l.beta_s_per_byte, 8.5e-8);
+}
+
+TEST(Fit, ClampsToAUsableLine) {
+  const std::vector<commsched::Bytes> sizes{0, 1000, 2000};
+  // Falling times: no positive β; the smallest message is the start-up.
+  const cost::Link flat = cost::fit_link(sizes, {3e-6, 2e-6, 1e-6});
+  EXPECT_EQ(flat.beta_s_per_byte, 1e-13);
+  EXPECT_DOUBLE_EQ(flat.alpha_s, 3e-6);
+  // A slope that would put the smallest message below zero: α = 0.
+  const cost::Link origin = cost::fit_link({4000, 1000, 2000}, {3.5e-6, 0.5e-6, 1.5e-6});
+  EXPECT_EQ(origin.alpha_s, 0);
+  EXPECT_DOUBLE_EQ(origin.beta_s_per_byte, 1e-9);
+  // One point: through the origin; none usable (no time above zero): the least line.
+  const cost::Link one = cost::fit_link({1000, 0}, {2e-6, 0});
+  EXPECT_EQ(one.alpha_s, 0);
+  EXPECT_DOUBLE_EQ(one.beta_s_per_byte, 2e-9);
+  const cost::Link none = cost::fit_link(sizes, {0, -1, 0});
+  EXPECT_EQ(none.alpha_s, 0);
+  EXPECT_EQ(none.beta_s_per_byte, 1e-13);
 }
 
 TEST(Simulator, PhaseOfEqualMessages) {
