@@ -10,7 +10,8 @@ script rebuilds the matrix (irregular_exchange --matrix-only, no MPI traffic), a
 commsched-analyze for every strategy's predicted time per call on the machine file given for
 the point's platform, and writes the records again with predicted_s / native_predicted_s and
 the lower bound replaced (report.py then computes the Spearman rho of the new predictions). It
-also prints, per point, what auto's trial would run with the new predictions (the 3 best predicted and native)
+also prints, per point, what auto's trial would run with the new predictions (the 3 best
+predicted and native, up to 8 where the calls are predicted cheap: trial_width)
 and the best measured time among those, against the oracle. auto's own records are kept as
 measured: its choice under a new model has to be run again to count.
 
@@ -35,7 +36,20 @@ import bench  # noqa: E402  (the SMPI platforms' host names)
 import report  # noqa: E402  (spearman)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TRIAL_KEEP = 3  # auto's trial: the best 3 predicted plus native (COMMSCHED_CANDIDATES pool)
+TRIAL_KEEP, TRIAL_KEEP_MOST = 3, 8  # learn::kTrialKeep, kTrialKeepMost
+TRIAL_CALLS, TRIAL_SECONDS = 3, 0.1  # the defaults of COMMSCHED_TRIAL_CALLS / _SECONDS
+
+
+def trial_width(pool_times, native_time):
+    """learn::trial_width: 3 candidates beside native, up to 8 while (calls + 1) rounds of them
+    and native, at their predicted times, fit in the trial's seconds."""
+    t = sorted(pool_times)
+    k = min(len(t), TRIAL_KEEP)
+    rnd = (native_time or 0) + sum(t[:k])
+    while k < len(t) and k < TRIAL_KEEP_MOST and (rnd + t[k]) * (TRIAL_CALLS + 1) <= TRIAL_SECONDS:
+        rnd += t[k]
+        k += 1
+    return max(k, TRIAL_KEEP)
 
 
 def point_key(r):
@@ -147,8 +161,9 @@ def main():
             rho_new = report.spearman(*zip(*new_pairs)) if len(new_pairs) >= 3 else None
             pool = sorted((s for s in pred if s not in ("native", "drs")), key=pred.get)
             tried, shapes = [], set()
+            keep = trial_width([pred[s] for s in pool], pred.get("native"))
             for s in pool:  # distinct plans only, as the library's trial (same figures: same plan)
-                if len(tried) < TRIAL_KEEP and shaped[s][1] not in shapes:
+                if len(tried) < keep and shaped[s][1] not in shapes:
                     tried.append(s)
                     shapes.add(shaped[s][1])
             tried.append("native")

@@ -475,8 +475,12 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   const bool plan_failed = fault("plan");
   r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
+  // auto's trial runs more candidates where its calls are predicted to be cheap.
+  const std::size_t keep = s.cfg.trial ? learn::trial_width(agreed, s.cfg.trial_calls,
+                                                            s.cfg.trial_seconds)
+                                       : learn::kTrialKeep;
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
-      p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, 3, s.cfg.max_staging);
+      p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, keep, s.cfg.max_staging);
   ok.clear();
   for (learn::CandidatePlan& cp : plans) {
     if (!cp.rejected.empty()) {

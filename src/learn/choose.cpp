@@ -141,6 +141,23 @@ std::vector<Prediction> unpack_predictions(const std::vector<double>& packed) {
   return out;
 }
 
+std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s) {
+  if (agreed.empty()) return kTrialKeep;
+  std::vector<double> t;  // the pool's usable predictions, best first
+  for (std::size_t i = 0; i + 1 < agreed.size(); ++i)
+    if (agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone)
+      t.push_back(agreed[i].predicted_s);
+  std::sort(t.begin(), t.end());
+  const Prediction& native = agreed.back();
+  double round = native.predicted_s < Prediction::kNone ? native.predicted_s : 0;
+  std::size_t k = 0;
+  for (; k < t.size() && k < kTrialKeep; ++k) round += t[k];
+  const double rounds = static_cast<double>(std::max(calls, 1) + 1);
+  while (k < t.size() && k < kTrialKeepMost && (round + t[k]) * rounds <= budget_s)
+    round += t[k++];
+  return std::max(k, kTrialKeep);
+}
+
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,

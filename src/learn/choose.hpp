@@ -85,6 +85,16 @@ std::vector<Prediction> predict_share(const core::CommMatrix& m,
 std::vector<double> pack_predictions(const std::vector<Prediction>& p);
 std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
 
+/// How many planned candidates `auto`'s trial runs beside native, from the agreed predictions
+/// (predict_share's entries, native's last): kTrialKeep, and more, up to kTrialKeepMost, while a
+/// round of them and native (their predicted times summed), times the trial's `calls` measured
+/// rounds and its discarded first one, stays within `budget_s`. A cost model is right about the
+/// few schedules worth trying more often than about their order, and where calls take a few
+/// milliseconds trying five more costs the job a few tenths of a second once.
+inline constexpr std::size_t kTrialKeep = 3;
+inline constexpr std::size_t kTrialKeepMost = 8;
+std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s);
+
 /// The candidates from agreed predictions (predict_share's entries, native's last): plans the
 /// `keep` best predicted usable entries and native, best first (native where its prediction
 /// puts it), then the rejected ones with why (no plan). The same list plan_candidates gives for

@@ -280,3 +280,54 @@ TEST(ChooseAuto, IdenticalPlansAreTriedOnce) {
     }
   }
 }
+
+// auto's trial widens where calls are predicted cheap: 3 candidates beside native, up to 8 while
+// (calls + 1) rounds of them and native fit the trial's budget.
+TEST(ChooseAuto, TrialWidensForCheapCalls) {
+  using cs::learn::Prediction;
+  using cs::learn::trial_width;
+  auto preds = [](std::vector<double> pool, double native) {
+    std::vector<Prediction> p(pool.size() + 1);
+    for (std::size_t i = 0; i < pool.size(); ++i) p[i].predicted_s = pool[i];
+    p.back().predicted_s = native;
+    return p;
+  };
+  const std::vector<double> ten(10, 1e-3);  // ten strategies of 1 ms, native 1 ms
+  // Every strategy taken: 9 ms per round, 4 rounds (3 measured and the first) fit 0.1 s.
+  EXPECT_EQ(trial_width(preds(ten, 1e-3), 3, 0.1), cs::learn::kTrialKeepMost);
+  // 0.025 s: (1 + k) ms * 4 <= 25 ms gives k = 5.
+  EXPECT_EQ(trial_width(preds(ten, 1e-3), 3, 0.025), 5u);
+  // Ten measured rounds: (1 + k) * 11 ms <= 66 ms gives k = 5.
+  EXPECT_EQ(trial_width(preds(ten, 1e-3), 10, 0.066), 5u);
+  // Expensive calls, no budget, or fewer strategies than the usual width: the usual width.
+  EXPECT_EQ(trial_width(preds(ten, 1.0), 3, 0.1), cs::learn::kTrialKeep);
+  EXPECT_EQ(trial_width(preds(ten, 1e-3), 3, 0.0), cs::learn::kTrialKeep);
+  EXPECT_EQ(trial_width(preds({1e-3, 1e-3}, 1e-3), 3, 0.1), cs::learn::kTrialKeep);
+  // The cheapest predictions are the ones counted, whatever their order in the pool; rejected
+  // and unpredicted entries are not candidates.
+  std::vector<Prediction> mixed = preds({9.0, 1e-3, 1e-3, 1e-3, 1e-3, 9.0, 1e-3, 1e-3}, 1e-3);
+  mixed[2].rejected = 2;
+  mixed[3].predicted_s = Prediction::kNone;
+  EXPECT_EQ(trial_width(mixed, 3, 0.1), 4u);  // four cheap ones; a 9 s one does not fit
+  // The width is what plan_chosen keeps: more distinct plans are tried.
+  const cs::core::CommMatrix m = cs::core::CommMatrix::from_dense(
+      8, [] {
+        std::vector<Bytes> d(64, 0);
+        std::mt19937 rng(7);
+        for (int i = 0; i < 8; ++i)
+          for (int j = 0; j < 8; ++j)
+            if (i != j && rng() % 2) d[static_cast<std::size_t>(i * 8 + j)] = 1 + rng() % 5000;
+        return d;
+      }());
+  const std::vector<std::string> pool = cs::learn::auto_pool({});
+  std::vector<Prediction> cheap(pool.size() + 1);
+  for (std::size_t i = 0; i < cheap.size(); ++i)
+    cheap[i].predicted_s = 1e-4 * static_cast<double>(1 + i % 3);
+  const std::size_t k = trial_width(cheap, 3, 0.1);
+  ASSERT_EQ(k, cs::learn::kTrialKeepMost);
+  const auto c = cs::learn::plan_chosen(m, pool, cheap, cs::plan::Options{}, k, ~Bytes{0});
+  const auto tried = std::count_if(c.begin(), c.end(), [](const auto& x) {
+    return x.rejected.empty() && x.id != "native";
+  });
+  EXPECT_EQ(static_cast<std::size_t>(tried), k);
+}
