@@ -198,7 +198,8 @@ def point_analysis(cells):
     a = cells.get("auto")
     res = {"oracle": oracle, "oracle_s": measured[oracle], "rho": rho, "n_pred": len(pairs),
            "pred": pred, "measured": measured, "native_s": measured.get("native"),
-           "rho_launches": launch_rho(cells, ranked)}
+           "rho_launches": launch_rho(cells, ranked),
+           "separated": separated_pairs(cells, ranked, pred)}
     if a:
         res.update(auto_s=a["time_s"], chosen=a.get("chosen"),
                    auto_over_oracle=a["time_s"] / measured[oracle],
@@ -222,6 +223,28 @@ def launch_rho(cells, strategies):
     return sum(rhos) / len(rhos) if rhos else None
 
 
+def separated_pairs(cells, strategies, pred):
+    """The pairs of strategies the measurement orders the same way in every launch (one's
+    slowest launch faster than the other's fastest), and how many of them the prediction orders
+    that way too: (right, separated). Pairs within the launch-to-launch spread have no measured
+    order to get right. None without launches."""
+    meds = {s: cells[s].get("launch_medians_s") for s in strategies}
+    if len(meds) < 2 or any(not m for m in meds.values()):
+        return None
+    right = total = 0
+    for i, a in enumerate(strategies):
+        for b in strategies[i + 1:]:
+            if max(meds[a]) < min(meds[b]):
+                fast, slow = a, b
+            elif max(meds[b]) < min(meds[a]):
+                fast, slow = b, a
+            else:
+                continue
+            total += 1
+            right += pred[fast] < pred[slow]
+    return right, total
+
+
 def yes_no(ok):
     return "–" if ok is None else ("yes" if ok else "**no**")
 
@@ -232,9 +255,9 @@ def render_issue3(groups):
     launches = any(an and an.get("rho_launches") is not None
                    for rows in analyses for _, _, an in rows)
     out = ["| point | oracle | auto chose (tried) | auto/oracle | auto/native | Spearman ρ (n) | "
-           + ("ρ launch vs launch | " if launches else "")
+           + ("ρ launch vs launch | separated pairs ordered right | " if launches else "")
            + "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |",
-           "|" + "---|" * (10 if launches else 9)]
+           "|" + "---|" * (11 if launches else 9)]
     counts = collections.Counter()
     details = []
     for (tier, platform, ranks, fam), rows in zip(groups.keys(), analyses):
@@ -256,16 +279,24 @@ def render_issue3(groups):
                        + f" | " + (f"{an['rho']:.2f} ({an['n_pred']})" if an['rho'] is not None
                                    else "–")
                        + ((" | " + (f"{an['rho_launches']:.2f}"
-                                    if an["rho_launches"] is not None else "–"))
+                                    if an["rho_launches"] is not None else "–")
+                           + " | " + (f"{an['separated'][0]}/{an['separated'][1]}"
+                                      if an.get("separated") else "–"))
                           if launches else "")
                        + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
+            if an.get("separated"):
+                counts["sep_right"] += an["separated"][0]
+                counts["sep_total"] += an["separated"][1]
             details.append((name, cells, an))
     out.append("")
     out.append("Times in ms. Targets met on " + ", ".join(
         f"{counts[(k, True)]} of {counts[(k, True)] + counts[(k, False)]} points ({what})"
         for k, what in (("oracle", "auto within 5 % of the oracle"),
                         ("native", "auto at most 3 % slower than native"),
-                        ("rho", "Spearman ≥ 0.9"))) + ".")
+                        ("rho", "Spearman ≥ 0.9"))) + "."
+               + (f" Over all points the prediction orders {counts['sep_right']} of the "
+                  f"{counts['sep_total']} strategy pairs that every launch separates the way "
+                  "the launches do." if counts["sep_total"] else ""))
     return "\n".join(out), details
 
 
