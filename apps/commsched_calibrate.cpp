@@ -291,14 +291,13 @@ int calibrate(const Args& args) {
   if (size_ > 2) {
     const Bytes s = sizes.back();
     std::vector<Rank> all;
-    std::vector<Bytes> dense(static_cast<std::size_t>(size_) * static_cast<std::size_t>(size_), 0);
+    core::CommMatrix pattern(size_);
     for (Rank i = 1; i < size_; ++i) {
       all.push_back(i);
-      dense[static_cast<std::size_t>(i) * static_cast<std::size_t>(size_)] = s;
+      pattern.set_row(i, {{0, s}});
     }
     const double measured = fan_in(all, 0, s, reps, buf);
-    const double predicted =
-        cost::predict_native(core::CommMatrix::from_dense(size_, dense), out, topo);
+    const double predicted = cost::predict_native(pattern, out, topo);
     const double ratio = predicted > 0 ? measured / predicted : 0;
     say("fan-in: %s senders into rank 0 took %.3g s", std::to_string(all.size()), measured);
     say("%s; these links predict %.3g s (ratio %.2f)\n", {}, predicted, ratio);

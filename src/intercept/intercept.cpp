@@ -440,6 +440,9 @@ learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
   };
 }
 
+// Whether a learned pattern's candidates are measured before one is kept: auto's trial.
+bool runs_trial(const settings::Settings& cfg) { return cfg.trial && cfg.strategy == "auto"; }
+
 // Plans a freshly gathered matrix on this rank (every rank computes the same candidates from
 // the agreed predictions) and compiles each for this rank. `ok[i]` is this rank's verdict on
 // candidate i; ok.back() on the pattern as a whole (its receive counts agree with the
@@ -476,9 +479,9 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   // auto's trial runs more candidates where its calls are predicted to be cheap.
-  const std::size_t keep = s.cfg.trial ? learn::trial_width(agreed, s.cfg.trial_calls,
-                                                            s.cfg.trial_seconds)
-                                       : learn::kTrialKeep;
+  const std::size_t keep = runs_trial(s.cfg) ? learn::trial_width(agreed, s.cfg.trial_calls,
+                                                                 s.cfg.trial_seconds)
+                                            : learn::kTrialKeep;
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
       p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, keep, s.cfg.max_staging);
   ok.clear();
@@ -882,7 +885,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (!run_now) ++s.fallbacks;
       if (all_ok && p->trial.candidates().empty()) {
         all.resize(all.size() - 2);
-        settle_candidates(*p, all, s.cfg.trial && s.cfg.strategy == "auto", s.cfg.trial_calls,
+        settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls,
                           s.cfg.trial_seconds);
         if (s.tracer.is_open())
           p->trace_id = s.tracer.add_pattern(
