@@ -85,6 +85,8 @@ struct CommState {
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
   double timed_seconds = 0;
+  // When that call ran native: its agreement's duration on this rank (0 for a plan).
+  double timed_agreement = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
 
   explicit CommState(int learn_calls) : learner(learn_calls) {}
@@ -828,15 +830,24 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
     // this rank (its maximum over ranks feeds auto's trial), and the cached pattern index with
     // its negation (equal maximum and minimum: every rank is on the same cached pattern).
-    double agree_in[4] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
-                          -static_cast<double>(match)};
-    double agree_out[4] = {0, 0, -1, 1};
-    int rc = PMPI_Allreduce(agree_in, agree_out, 4, MPI_DOUBLE, MPI_MAX, cs.dup);
+    // The fifth entry, the previous call's agreement duration negated, gives the shortest over
+    // ranks (0 when that call ran a plan).
+    double agree_in[5] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
+                          -static_cast<double>(match), -cs.timed_agreement};
+    double agree_out[5] = {0, 0, -1, 1, 0};
+    int rc = PMPI_Allreduce(agree_in, agree_out, 5, MPI_DOUBLE, MPI_MAX, cs.dup);
     const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
     static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
-    if (cs.timed_pattern && rc == MPI_SUCCESS) cs.timed_pattern->trial.measured(agree_out[1]);
+    if (cs.timed_pattern && rc == MPI_SUCCESS) {
+      const double agreement_min = -agree_out[4];
+      cs.timed_pattern->trial.measured(
+          agreement_min > 0
+              ? learn::Trial::native_seconds(agree_out[1], agreement_min, kNativeAgreeEvery)
+              : agree_out[1]);
+    }
     cs.timed_pattern = nullptr;
     cs.timed_seconds = 0;
+    cs.timed_agreement = 0;
     learn::Action action = cs.learner.decide(agreed);
     if (cs.learner.learning()) cs.current = nullptr;
     const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
@@ -923,12 +934,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native()))) {
       const Candidate& c = p->running();
-      double steady = -1;  // native's time per call once chosen (agreeing 1 call in 256)
+      double agreement = 0;  // native: this rank's agreement, most of which it will not pay
       if (c.native) {
-        const double t1 = now();
+        agreement = now() - t0;
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
-        steady = now() - t1 + (t1 - t0) / static_cast<double>(kNativeAgreeEvery);
       } else if (c.drs) {
         rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
       } else {
@@ -948,9 +958,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         p->record.time_optimised_s += dt;
       }
       cs.timed_pattern = p;
-      // The trial compares what each candidate costs per call once chosen: a plan pays the
-      // agreement every call, native one call in kNativeAgreeEvery.
-      cs.timed_seconds = steady >= 0 ? steady : dt;
+      // The trial compares what each candidate costs per call once chosen, both timed from
+      // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
+      // (Trial::native_seconds takes the rest off at the next agreement).
+      cs.timed_seconds = dt;
+      cs.timed_agreement = agreement;
       return rc;
     }
     rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
