@@ -85,7 +85,8 @@ struct CommState {
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
   double timed_seconds = 0;
-  // When that call ran native: its agreement's duration on this rank (0 for a plan).
+  // The agreement's duration on this rank when that call ran native (0 for a plan, which pays
+  // it on every call).
   double timed_agreement = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
 
@@ -828,23 +829,18 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.streak_seconds = 0;
     }
     // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
-    // this rank (its maximum over ranks feeds auto's trial), and the cached pattern index with
-    // its negation (equal maximum and minimum: every rank is on the same cached pattern).
-    // The fifth entry, the previous call's agreement duration negated, gives the shortest over
-    // ranks (0 when that call ran a plan).
+    // this rank and minus its agreement's duration when it ran native (their maximum and
+    // minimum over ranks feed auto's trial), and the cached pattern index with its negation
+    // (equal maximum and minimum: every rank is on the same cached pattern).
     double agree_in[5] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
                           -static_cast<double>(match), -cs.timed_agreement};
     double agree_out[5] = {0, 0, -1, 1, 0};
     int rc = PMPI_Allreduce(agree_in, agree_out, 5, MPI_DOUBLE, MPI_MAX, cs.dup);
     const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
     static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
-    if (cs.timed_pattern && rc == MPI_SUCCESS) {
-      const double agreement_min = -agree_out[4];
+    if (cs.timed_pattern && rc == MPI_SUCCESS)
       cs.timed_pattern->trial.measured(
-          agreement_min > 0
-              ? learn::Trial::native_seconds(agree_out[1], agreement_min, kNativeAgreeEvery)
-              : agree_out[1]);
-    }
+          learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery));
     cs.timed_pattern = nullptr;
     cs.timed_seconds = 0;
     cs.timed_agreement = 0;
@@ -960,7 +956,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.timed_pattern = p;
       // The trial compares what each candidate costs per call once chosen, both timed from
       // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
-      // (Trial::native_seconds takes the rest off at the next agreement).
+      // (Trial::call_seconds takes the rest off at the next agreement).
       cs.timed_seconds = dt;
       cs.timed_agreement = agreement;
       return rc;

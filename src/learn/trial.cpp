@@ -37,9 +37,10 @@ Trial Trial::decided_for(std::vector<TrialCandidate> candidates, std::size_t win
   return t;
 }
 
-double Trial::native_seconds(double since_entry_max, double agreement_min, int agree_every) {
+double Trial::call_seconds(double since_entry_max, double skipped_agreement_min,
+                           int agree_every) {
   const double keep = agree_every > 1 ? 1.0 / agree_every : 1.0;
-  return std::max(0.0, since_entry_max - std::max(0.0, agreement_min) * (1.0 - keep));
+  return std::max(0.0, since_entry_max - std::max(0.0, skipped_agreement_min) * (1.0 - keep));
 }
 
 bool Trial::beats(std::size_t a, double ta, std::size_t b, double tb) const {

@@ -40,16 +40,18 @@ class Trial {
   /// Without trial: `winner` is used from the start (measured nothing).
   static Trial decided_for(std::vector<TrialCandidate> candidates, std::size_t winner);
 
-  /// A native call's time as the trial weighs it against a plan's. Both are timed from the
-  /// call's entry, before the per-call agreement, so both include the wait for the last rank
-  /// to arrive (ranks leave a barrier or a compute phase at different times, and a rank that
-  /// starts late still holds up the others' receives). Timing native only after the agreement
-  /// left that wait out and favoured native by it (0.3-0.5 ms per 2 ms call on the emulated
-  /// cluster). A plan pays the agreement every call, native once in `agree_every` calls once
-  /// chosen, so native's time keeps only that share of the agreement's own cost: its shortest
-  /// duration over ranks (the last rank to arrive waits for nobody). `since_entry_max`: the
-  /// longest time over ranks from entry to the end of the call.
-  static double native_seconds(double since_entry_max, double agreement_min, int agree_every);
+  /// A call's time as the trial weighs it: `since_entry_max`, the longest time over ranks from
+  /// the call's entry (before the per-call agreement) to its end, less the share of the
+  /// agreement the candidate does not pay once chosen. Timing every candidate from entry makes
+  /// each pay the wait for the last rank to arrive (ranks leave a barrier or a compute phase at
+  /// different times, and a late rank holds up the others' receives); timing native only after
+  /// the agreement left that wait out and favoured it by 0.3-0.5 ms per 2 ms call on the
+  /// emulated cluster. A plan pays the agreement every call: `skipped_agreement_min` 0. Native
+  /// agrees once in `agree_every` calls once chosen: `skipped_agreement_min` is the agreement's
+  /// own cost, its shortest duration over ranks (the last rank to arrive waits for nobody), of
+  /// which native's time keeps 1/agree_every.
+  static double call_seconds(double since_entry_max, double skipped_agreement_min,
+                             int agree_every);
 
   /// The candidate this call runs.
   std::size_t current() const { return current_; }

@@ -131,14 +131,16 @@ TEST(Trial, NativeIsTimedFromEntryLikeAPlan) {
   // Ranks enter 0.4 ms apart; the agreement itself takes 0.1 ms. A plan moving the data in
   // 1.7 ms is timed 0.4 + 0.1 + 1.7 from the first rank's entry; native moving it in 2.0 ms is
   // timed 0.4 + 0.1 + 2.0 and keeps 1/256 of the agreement it will not pay once chosen.
-  const double native = Trial::native_seconds(0.4e-3 + 0.1e-3 + 2.0e-3, 0.1e-3, 256);
+  const double native = Trial::call_seconds(0.4e-3 + 0.1e-3 + 2.0e-3, 0.1e-3, 256);
   EXPECT_NEAR(native, 2.4e-3 + 0.1e-3 / 256, 1e-12);
   Trial t(cands({"rs_nh", "native"}), 3, 0);
   while (!t.decided())
     t.measured(t.candidates()[t.current()].id == "native" ? native : 2.2e-3);
   EXPECT_EQ(t.candidates()[t.winner()].id, "rs_nh");  // 8 % faster than native, skew included
-  // Native that agrees on every call keeps its whole agreement; nonsense inputs stay >= 0.
-  EXPECT_DOUBLE_EQ(Trial::native_seconds(2.5e-3, 0.1e-3, 1), 2.5e-3);
-  EXPECT_DOUBLE_EQ(Trial::native_seconds(1e-3, 2e-3, 256), 0.0);
-  EXPECT_DOUBLE_EQ(Trial::native_seconds(1e-3, -1.0, 256), 1e-3);
+  // A plan (nothing skipped) and native agreeing on every call keep their whole time; nonsense
+  // inputs stay >= 0.
+  EXPECT_DOUBLE_EQ(Trial::call_seconds(2.5e-3, 0.1e-3, 1), 2.5e-3);
+  EXPECT_DOUBLE_EQ(Trial::call_seconds(2.2e-3, 0.0, 256), 2.2e-3);
+  EXPECT_DOUBLE_EQ(Trial::call_seconds(1e-3, 2e-3, 256), 0.0);
+  EXPECT_DOUBLE_EQ(Trial::call_seconds(1e-3, -1.0, 256), 1e-3);
 }
