@@ -205,7 +205,7 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
   bool have_cluster_link = false, have_node = false, have_inter = false, have_self = false;
   for (const auto& [key, value] :
        r.entries(root, "", {"name", "description", "link", "node", "inter_cluster", "memory",
-                            "native", "layout", "cluster", "size_factor"})) {
+                            "rendezvous", "native", "layout", "cluster", "size_factor"})) {
     const toml::value& v = *value;
     if (key == "name") {
       m.name = r.string(v, key, "");
@@ -238,9 +238,26 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
       r.table(v, "memory");
       for (const auto& [k, x] : r.entries(v, "memory", {"copy_beta"}))
         m.copy_beta_s_per_byte = r.number(*x, k, "memory", true);
+    } else if (key == "rendezvous") {
+      r.table(v, "rendezvous");
+      for (const auto& [k, x] : r.entries(v, "rendezvous", {"min_bytes", "wait"})) {
+        if (k == "wait") {
+          m.rendezvous_wait = r.number(*x, k, "rendezvous", true);
+          continue;
+        }
+        if (!x->is_integer() || x->as_integer() < 1)
+          r.fail(*x, "key 'min_bytes' in [rendezvous] must be a positive integer (bytes)");
+        m.rendezvous_bytes = static_cast<Bytes>(x->as_integer());
+      }
     } else if (key == "native") {
       r.table(v, "native");
-      for (const auto& [k, x] : r.entries(v, "native", {"all_peers"})) {
+      for (const auto& [k, x] : r.entries(v, "native", {"all_peers", "order"})) {
+        if (k == "order") {
+          if (!x->is_string() || (x->as_string() != "rank" && x->as_string() != "ring"))
+            r.fail(*x, "key 'order' in [native] must be \"rank\" or \"ring\"");
+          m.native_rank_order = x->as_string() == "rank";
+          continue;
+        }
         if (!x->is_boolean()) r.fail(*x, "key 'all_peers' in [native] must be true or false");
         m.native_all_peers = x->as_boolean();
       }
@@ -401,7 +418,12 @@ std::string to_toml(const Machine& m) {
   out << "\n[node]\nbeta = " << number_text(m.node_beta_s_per_byte) << "\n";
   out << "\n[inter_cluster]\nsharing = " << number_text(m.inter_sharing) << "\n";
   out << "\n[memory]\ncopy_beta = " << number_text(m.copy_beta_s_per_byte) << "\n";
-  if (m.native_all_peers) out << "\n[native]\nall_peers = true\n";
+  if (m.rendezvous_bytes > 0)
+    out << "\n[rendezvous]\nmin_bytes = " << m.rendezvous_bytes
+        << "\nwait = " << number_text(m.rendezvous_wait) << "\n";
+  if (m.native_all_peers || m.native_rank_order)
+    out << "\n[native]\nall_peers = " << (m.native_all_peers ? "true" : "false")
+        << "\norder = \"" << (m.native_rank_order ? "rank" : "ring") << "\"\n";
   if (m.cluster_split > 0) out << "\n[layout]\nsplit = " << m.cluster_split << "\n";
   for (const SizeFactor& f : m.size_factors)
     out << "\n[[size_factor]]\nmin_bytes = " << f.min_bytes

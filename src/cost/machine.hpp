@@ -79,10 +79,23 @@ struct Machine {
   double inter_sharing = 1.0;
   /// Memory copy cost (s/byte) of packing forwarded pieces on an intermediate rank.
   double copy_beta_s_per_byte = 0.0;
+  /// Rendezvous protocol ([rendezvous] in a machine file): a network message (any class but
+  /// self) of at least `rendezvous_bytes` bytes (0: none) is sent only after the receiver's
+  /// acknowledgement, which leaves through the receiver's queue behind whatever the receiver is
+  /// sending itself. It arrives rendezvous_wait · bytes · β later than an eager message (β of
+  /// its link at its size); the ports are free meanwhile, so a rank with other messages posted
+  /// keeps sending, while a phase of one message each waits.
+  Bytes rendezvous_bytes = 0;
+  double rendezvous_wait = 0.0;
   /// The MPI library's own MPI_Alltoallv posts a send and a receive to every peer, zero bytes
   /// included, in rank order (SimGrid SMPI's does; Open MPI 4.1's basic_linear skips zero
   /// counts): each send costs its rank the link's overhead before the next one is posted.
   bool native_all_peers = false;
+  /// The order in which the MPI library's own MPI_Alltoallv posts its sends ([native] order):
+  /// false ("ring", the default), rank r + 1 first around the ring (MPICH's scattered
+  /// algorithm); true ("rank"), rank 0 first (Open MPI 4.1's basic_linear), so every rank
+  /// reaches the low ranks first. all_peers implies rank order.
+  bool native_rank_order = false;
   /// Cluster layout: explicit entries, or `cluster_split` equal blocks of nodes, or neither
   /// (one cluster).
   std::vector<ClusterSpec> clusters;

@@ -25,6 +25,7 @@ struct Flow {
   double work;     // seconds of data at full speed: bytes · β
   double latency;  // seconds after the data left, ports free: α − overhead
   double beta;     // s/byte of this message's link at its size
+  double rendezvous;  // its work if it goes by the rendezvous protocol, else 0
   int from_node;
   int to_node;
   int wan_key;     // from_cluster · clusters + to_cluster for inter-cluster flows, else -1
@@ -81,6 +82,8 @@ class Engine {
 
     constexpr std::size_t kDone = std::numeric_limits<std::size_t>::max();
     std::vector<std::size_t> seg_begin(n, 0), seg_end(n, 0), phase(n, kDone), left(n, 0);
+    // Seconds of data (bytes · β) of each rank's sends in its phase that have not left yet.
+    std::vector<double> sends_left(n, 0.0);
     std::vector<char> send_busy(n, 0), recv_busy(n, 0), started(flows.size(), 0);
     // The sender's processor posts its sends of a phase one after the other, in the order
     // sorted above, each after its `cpu` seconds; only posted messages may take the ports.
@@ -155,6 +158,9 @@ class Engine {
       while (e < list.size() && list[e].phase == phase[r]) ++e;
       seg_end[r] = e;
       left[r] = e - seg_begin[r];
+      sends_left[r] = 0.0;
+      for (std::size_t k = seg_begin[r]; k < e; ++k)
+        if (list[k].send) sends_left[r] += flows[list[k].flow].work;
       unstarted[r] = next_post[r] = seg_begin[r];
       post_at[r] = -1.0;
       post_ready(r, 0.0);
@@ -165,6 +171,7 @@ class Engine {
       std::size_t flow;
       double startup;
       double work;
+      double latency;  // after the data left: the flow's, and a rendezvous wait
     };
     std::vector<Active> active;
     std::vector<double> slow;
@@ -221,7 +228,11 @@ class Engine {
           started[op.flow] = 1;
           send_busy[r] = 1;
           recv_busy[to] = 1;
-          active.push_back({op.flow, fl.startup, fl.work});
+          // A rendezvous message's acknowledgement queues behind the receiver's own sends of
+          // this phase still to leave, up to as long as the message itself.
+          active.push_back({op.flow, fl.startup, fl.work,
+                            fl.latency + machine_.rendezvous_wait *
+                                             std::min(fl.rendezvous, sends_left[to])});
           return true;
         };
         if (all) {
@@ -311,8 +322,9 @@ class Engine {
         recv_busy[static_cast<std::size_t>(fl.to)] = 0;
         rescan(static_cast<std::size_t>(fl.from));
         wake(static_cast<std::size_t>(fl.to));
-        if (fl.latency > 0.0)
-          flight.push(now + fl.latency, a.flow);
+        sends_left[static_cast<std::size_t>(fl.from)] -= fl.work;
+        if (a.latency > 0.0)
+          flight.push(now + a.latency, a.flow);
         else
           arrive(a.flow);
       }
@@ -347,6 +359,9 @@ class Engine {
       fl.latency = 0.0;
     }
     fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
+    if (machine_.rendezvous_bytes > 0 && bytes >= machine_.rendezvous_bytes &&
+        fl.cls != LinkClass::self)
+      fl.rendezvous = fl.work;
     fl.from_node = topo_.node(t.from);
     fl.to_node = topo_.node(t.to);
     fl.wan_key = fl.cls == LinkClass::inter ? topo_.cluster(t.from) * clusters_ +
@@ -397,9 +412,10 @@ double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine&
 
 double predict_native(const core::CommMatrix& m, const Machine& machine,
                       const core::Topology& topo) {
-  // Everything posted at once. Without a per-message overhead nothing serialises the posts,
-  // so which one the port model takes first is arbitrary: core::send_order, as for plans,
-  // keeps it from inventing a hot receiver.
+  // Everything posted at once, each rank's sends in the library's order: core::send_order, as
+  // for plans (the next rank first), or with native_rank_order from rank 0 (one_phase_plan
+  // lists every row's peers in rank order), so that all ranks reach rank 0 first; a sender
+  // still skips to its next message when that receiver is busy.
   const Rank n = m.size();
   const core::Plan plan = core::one_phase_plan(m, "native");
   Engine engine(machine, topo, n);
@@ -407,7 +423,8 @@ double predict_native(const core::CommMatrix& m, const Machine& machine,
   flows.reserve(plan.transfer_count());
   for (const core::Phase& ph : plan.phases)
     for (const core::Transfer& t : ph.transfers) flows.push_back(engine.make_flow(t, 0));
-  if (!machine.native_all_peers || n < 2) return engine.run(flows, 0.0);
+  if (!machine.native_all_peers || n < 2)
+    return engine.run(flows, 0.0, /*in_order=*/machine.native_rank_order);
   // Every rank also posts a send and a receive to every other peer, zero bytes included, in
   // rank order (SimGrid's MPI_Alltoallv). With an overhead the posts are serialised and that
   // order is real: every rank reaches the same receiver at once. The zero-byte messages are

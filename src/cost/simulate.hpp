@@ -31,8 +31,8 @@ namespace commsched::cost {
 double predict(const core::Plan& plan, const core::CommMatrix& m, const Machine& machine,
                const core::Topology& topo);
 
-/// The native MPI_Alltoallv, modelled as the `ac` plan with each rank taking its peers in rank
-/// order: one phase, everything posted at once;
+/// The native MPI_Alltoallv, modelled as the `ac` plan: one phase, everything posted at once,
+/// each rank's sends in the machine's native order (around the ring, or from rank 0);
 /// with the machine's `native_all_peers`, every rank posts to all n − 1 peers in rank order,
 /// one overhead each (zero-byte messages included), and takes at least n − 1 overheads.
 double predict_native(const core::CommMatrix& m, const Machine& machine,

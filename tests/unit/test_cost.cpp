@@ -125,7 +125,7 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
        "x.toml:4: unknown key 'wan' in [link] (valid: self, node, cluster, inter)"},
       {"speed = 3\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
        "x.toml:1: unknown key 'speed' at top level (valid: name, description, link, node, "
-       "inter_cluster, memory, native, layout, cluster, size_factor)"},
+       "inter_cluster, memory, rendezvous, native, layout, cluster, size_factor)"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nalpha_factor = 2\n",
        "x.toml:4: key 'min_bytes' missing in [[size_factor]]"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = -1\n",
@@ -148,7 +148,15 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall_peers = 1\n",
        "x.toml:5: key 'all_peers' in [native] must be true or false"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\nall = true\n",
-       "x.toml:5: unknown key 'all' in [native] (valid: all_peers)"},
+       "x.toml:5: unknown key 'all' in [native] (valid: all_peers, order)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[native]\norder = \"zigzag\"\n",
+       "x.toml:5: key 'order' in [native] must be \"rank\" or \"ring\""},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[rendezvous]\nmin_bytes = 0\n",
+       "x.toml:5: key 'min_bytes' in [rendezvous] must be a positive integer (bytes)"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[rendezvous]\nwait = -1\n",
+       "x.toml:5: key 'wait' in [rendezvous] must be a non-negative number"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[rendezvous]\nbytes = 1\n",
+       "x.toml:5: unknown key 'bytes' in [rendezvous] (valid: min_bytes, wait)"},
       {"name = 3\n[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n",
        "x.toml:1: key 'name' at top level must be a string"},
       {"link = 3\n", "x.toml:1: 'link' must be a table ([link])"},
@@ -391,6 +399,49 @@ TEST(Simulator, NativeThatPostsToAllPeers) {
   std::string error;
   ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
   EXPECT_TRUE(back.native_all_peers);
+}
+
+// Open MPI's basic_linear posts its sends from rank 0, so every rank reaches the low ranks
+// first: 3 ranks exchanging equal messages need 2 rounds around the ring, 3 from rank 0 (ranks 1
+// and 2 both want rank 0 first; rank 2 finds 1 busy too and waits).
+TEST(Simulator, NativeInRankOrderReachesRankZeroFirst) {
+  Machine m = simple_machine();
+  CommMatrix all(3);
+  for (Rank i = 0; i < 3; ++i) all.set_row(i, {{(i + 1) % 3, 1000}, {(i + 2) % 3, 1000}});
+  EXPECT_NEAR(cost::predict_native(all, m, core::Topology{}), 2 * 2e-6, 1e-15);
+  m.native_rank_order = true;
+  EXPECT_NEAR(cost::predict_native(all, m, core::Topology{}), 3 * 2e-6, 1e-15);
+  Machine back;
+  std::string error;
+  ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
+  EXPECT_EQ(back, m);
+}
+
+// Rendezvous: the acknowledgement of a large message leaves through the receiver's queue behind
+// the receiver's own sends of the phase still to go (rendezvous_wait of them, at most the
+// message's own time), while the ports are free; eager messages and receivers with nothing to
+// send do not wait.
+TEST(Simulator, RendezvousAcknowledgementQueuesBehindTheReceiversSends) {
+  Machine m = simple_machine();  // cluster links: α 1 µs, β 1 ns/B
+  m.rendezvous_bytes = 4096;
+  m.rendezvous_wait = 0.5;
+  const core::Topology flat;
+  const Plan shift_small = make_plan(4, {{{0, 1}, {1, 2}, {2, 3}, {3, 0}}}, 1000);
+  EXPECT_NEAR(cost::predict(shift_small, CommMatrix(4), m, flat), 2e-6, 1e-15);
+  // Every receiver sends 8000 B itself: each message arrives 0.5 · 8 µs late.
+  const Plan shift = make_plan(4, {{{0, 1}, {1, 2}, {2, 3}, {3, 0}}}, 8000);
+  EXPECT_NEAR(cost::predict(shift, CommMatrix(4), m, flat), 1e-6 + 8e-6 + 4e-6, 1e-15);
+  // A receiver that sends nothing answers at once.
+  EXPECT_NEAR(cost::predict(make_plan(4, {{{1, 0}}}, 8000), CommMatrix(4), m, flat), 9e-6,
+              1e-15);
+  // One that sends 1000 B: the wait is half of that message's 1 µs.
+  Plan small_reply = make_plan(4, {{{0, 1}, {1, 2}}}, 8000);
+  small_reply.phases[0].transfers[1].pieces[0].length = 1000;
+  EXPECT_NEAR(cost::predict(small_reply, CommMatrix(4), m, flat), 9e-6 + 0.5e-6, 1e-15);
+  Machine back;
+  std::string error;
+  ASSERT_TRUE(cost::parse_machine(cost::to_toml(m), "m.toml", back, error)) << error;
+  EXPECT_EQ(back, m);
 }
 
 // What auto ranks by: a plan pays the agreement every call, native one call in
