@@ -10,7 +10,9 @@
 /// next messages; the receiver is not charged, as in SimGrid's smpi/ois). S ≥ 1 is the slowdown
 /// of the shared resources it crosses while moving data (S(m) = 1 + sharing·(m − 1) on an
 /// inter-cluster link direction carrying m messages; a node's NIC divided among its off-node
-/// messages when node_beta is set). Start-ups are never slowed (003 §2.2). Forwarded bytes add
+/// messages when node_beta is set). Start-ups are never slowed (003 §2.2). A message the machine
+/// sends by rendezvous arrives later by rendezvous_wait × its receiver's sends of the phase still
+/// to leave (at most its own transfer time), its ports free meanwhile. Forwarded bytes add
 /// their copy cost to the start-up (to the overhead where there is one). Phases are loosely
 /// synchronous: a rank enters phase k + 1 when its own phase-k messages finished; a message
 /// starts once both ends entered its phase (the receive is posted), it is posted, and both ports
