@@ -82,9 +82,10 @@ struct Machine {
   /// Rendezvous protocol ([rendezvous] in a machine file): a network message (any class but
   /// self) of at least `rendezvous_bytes` bytes (0: none) is sent only after the receiver's
   /// acknowledgement, which leaves through the receiver's queue behind whatever the receiver is
-  /// sending itself. It arrives rendezvous_wait · bytes · β later than an eager message (β of
-  /// its link at its size); the ports are free meanwhile, so a rank with other messages posted
-  /// keeps sending, while a phase of one message each waits.
+  /// sending itself. It arrives later than an eager message by rendezvous_wait times the
+  /// transfer time (bytes · β) of the receiver's sends of that phase still to leave, at most its
+  /// own; the ports are free meanwhile, so a rank with other messages posted keeps sending,
+  /// while a phase of one message each waits.
   Bytes rendezvous_bytes = 0;
   double rendezvous_wait = 0.0;
   /// The MPI library's own MPI_Alltoallv posts a send and a receive to every peer, zero bytes

@@ -25,7 +25,7 @@ struct Flow {
   double work;     // seconds of data at full speed: bytes · β
   double latency;  // seconds after the data left, ports free: α − overhead
   double beta;     // s/byte of this message's link at its size
-  double rendezvous;  // its work if it goes by the rendezvous protocol, else 0
+  bool rendezvous;  // sent by the rendezvous protocol (Machine::rendezvous_bytes)
   int from_node;
   int to_node;
   int wan_key;     // from_cluster · clusters + to_cluster for inter-cluster flows, else -1
@@ -155,12 +155,11 @@ class Engine {
       }
       phase[r] = list[seg_begin[r]].phase;
       std::size_t e = seg_begin[r];
-      while (e < list.size() && list[e].phase == phase[r]) ++e;
+      sends_left[r] = 0.0;
+      for (; e < list.size() && list[e].phase == phase[r]; ++e)
+        if (list[e].send) sends_left[r] += flows[list[e].flow].work;
       seg_end[r] = e;
       left[r] = e - seg_begin[r];
-      sends_left[r] = 0.0;
-      for (std::size_t k = seg_begin[r]; k < e; ++k)
-        if (list[k].send) sends_left[r] += flows[list[k].flow].work;
       unstarted[r] = next_post[r] = seg_begin[r];
       post_at[r] = -1.0;
       post_ready(r, 0.0);
@@ -230,9 +229,10 @@ class Engine {
           recv_busy[to] = 1;
           // A rendezvous message's acknowledgement queues behind the receiver's own sends of
           // this phase still to leave, up to as long as the message itself.
-          active.push_back({op.flow, fl.startup, fl.work,
-                            fl.latency + machine_.rendezvous_wait *
-                                             std::min(fl.rendezvous, sends_left[to])});
+          const double ack_wait =
+              fl.rendezvous ? std::clamp(sends_left[to], 0.0, fl.work) : 0.0;
+          active.push_back(
+              {op.flow, fl.startup, fl.work, fl.latency + machine_.rendezvous_wait * ack_wait});
           return true;
         };
         if (all) {
@@ -359,9 +359,8 @@ class Engine {
       fl.latency = 0.0;
     }
     fl.work = static_cast<double>(bytes) * link.beta_s_per_byte;
-    if (machine_.rendezvous_bytes > 0 && bytes >= machine_.rendezvous_bytes &&
-        fl.cls != LinkClass::self)
-      fl.rendezvous = fl.work;
+    fl.rendezvous = machine_.rendezvous_bytes > 0 && bytes >= machine_.rendezvous_bytes &&
+                    fl.cls != LinkClass::self;
     fl.from_node = topo_.node(t.from);
     fl.to_node = topo_.node(t.to);
     fl.wan_key = fl.cls == LinkClass::inter ? topo_.cluster(t.from) * clusters_ +
