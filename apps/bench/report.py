@@ -31,6 +31,8 @@ import collections
 import json
 import math
 import os
+import random
+import statistics
 import sys
 
 
@@ -199,6 +201,7 @@ def point_analysis(cells):
     res = {"oracle": oracle, "oracle_s": measured[oracle], "rho": rho, "n_pred": len(pairs),
            "pred": pred, "measured": measured, "native_s": measured.get("native"),
            "rho_launches": launch_rho(cells, ranked),
+           "rho_perfect": perfect_rho(cells, ranked),
            "separated": separated_pairs(cells, ranked, pred)}
     if a:
         res.update(auto_s=a["time_s"], chosen=a.get("chosen"),
@@ -212,7 +215,8 @@ def point_analysis(cells):
 def launch_rho(cells, strategies):
     """How well the measurement ranks the strategies against itself: the mean Spearman rho
     between the strategies' medians of two launches (bench.py --launches), over every pair of
-    launches. No prediction can be expected to rank them better. None without launches."""
+    launches. (A prediction is compared with the median of all the launches, which is less
+    noisy than one launch: perfect_rho says what it can reach.) None without launches."""
     meds = [cells[s].get("launch_medians_s") for s in strategies]
     if len(meds) < 3 or any(not m for m in meds) or len({len(m) for m in meds}) != 1:
         return None
@@ -221,6 +225,31 @@ def launch_rho(cells, strategies):
             for i in range(k) for j in range(i + 1, k)]
     rhos = [x for x in rhos if x is not None]
     return sum(rhos) / len(rhos) if rhos else None
+
+
+def perfect_rho(cells, strategies, draws=2000, target=0.9):
+    """What a prediction equal to the true times could expect against this measurement: each
+    strategy's true time taken as its cell (the median of its launch medians) and its launch
+    medians as that plus normal noise with their sample standard deviation; the measurement
+    drawn again `draws` times (as many launches, their median), the Spearman rho of the truth
+    against each draw. Returns (mean rho, share of draws with rho >= target), or None without
+    two launches or more. Seeded: the same records give the same figures."""
+    meds = [cells[s].get("launch_medians_s") for s in strategies]
+    if len(meds) < 3 or any(not m or len(m) < 2 for m in meds):
+        return None
+    truth = [statistics.median(m) for m in meds]
+    sd = [statistics.stdev(m) for m in meds]
+    rng = random.Random(0)
+    rhos = []
+    for _ in range(draws):
+        drawn = [statistics.median([rng.gauss(t, d) for _ in m])
+                 for t, d, m in zip(truth, sd, meds)]
+        rho = spearman(truth, drawn)
+        if rho is not None:
+            rhos.append(rho)
+    if not rhos:
+        return None
+    return sum(rhos) / len(rhos), sum(r >= target for r in rhos) / len(rhos)
 
 
 def separated_pairs(cells, strategies, pred):
@@ -255,9 +284,10 @@ def render_issue3(groups):
     launches = any(an and an.get("rho_launches") is not None
                    for rows in analyses for _, _, an in rows)
     out = ["| point | oracle | auto chose (tried) | auto/oracle | auto/native | Spearman ρ (n) | "
-           + ("ρ launch vs launch | separated pairs ordered right | " if launches else "")
+           + ("ρ launch vs launch | ρ a perfect prediction expects (share ≥ 0.9) | "
+              "separated pairs ordered right | " if launches else "")
            + "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |",
-           "|" + "---|" * (11 if launches else 9)]
+           "|" + "---|" * (12 if launches else 9)]
     counts = collections.Counter()
     details = []
     for (tier, platform, ranks, fam), rows in zip(groups.keys(), analyses):
@@ -280,10 +310,17 @@ def render_issue3(groups):
                                    else "–")
                        + ((" | " + (f"{an['rho_launches']:.2f}"
                                     if an["rho_launches"] is not None else "–")
+                           + " | " + (f"{an['rho_perfect'][0]:.2f} "
+                                      f"({100 * an['rho_perfect'][1]:.0f} %)"
+                                      if an.get("rho_perfect") else "–")
                            + " | " + (f"{an['separated'][0]}/{an['separated'][1]}"
                                       if an.get("separated") else "–"))
                           if launches else "")
                        + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
+            if an.get("rho_perfect"):
+                counts["perfect_points"] += 1
+                counts["perfect_expect"] += an["rho_perfect"][1]
+                counts["perfect_all"] = counts.get("perfect_all", 1.0) * an["rho_perfect"][1]
             if an.get("separated"):
                 counts["sep_right"] += an["separated"][0]
                 counts["sep_total"] += an["separated"][1]
@@ -296,7 +333,11 @@ def render_issue3(groups):
                         ("rho", "Spearman ≥ 0.9"))) + "."
                + (f" Over all points the prediction orders {counts['sep_right']} of the "
                   f"{counts['sep_total']} strategy pairs that every launch separates the way "
-                  "the launches do." if counts["sep_total"] else ""))
+                  "the launches do." if counts["sep_total"] else "")
+               + (f" A prediction equal to the true times would meet ρ ≥ 0.9 on "
+                  f"{counts['perfect_expect']:.1f} of these {counts['perfect_points']} points on "
+                  f"average, and on all of them with probability {counts['perfect_all']:.2g}."
+                  if counts["perfect_points"] else ""))
     return "\n".join(out), details
 
 
