@@ -212,13 +212,23 @@ def point_analysis(cells):
     return res
 
 
+def launch_medians(cells, strategies, least):
+    """Every strategy's launch medians (bench.py --launches), as many for each and at least
+    `least`; None for fewer than 3 strategies (no rank correlation) or launches missing."""
+    meds = [cells[s].get("launch_medians_s") for s in strategies]
+    if len(meds) < 3 or any(not m for m in meds) or len({len(m) for m in meds}) != 1 \
+            or len(meds[0]) < least:
+        return None
+    return meds
+
+
 def launch_rho(cells, strategies):
     """How well the measurement ranks the strategies against itself: the mean Spearman rho
     between the strategies' medians of two launches (bench.py --launches), over every pair of
     launches. (A prediction is compared with the median of all the launches, which is less
     noisy than one launch: perfect_rho says what it can reach.) None without launches."""
-    meds = [cells[s].get("launch_medians_s") for s in strategies]
-    if len(meds) < 3 or any(not m for m in meds) or len({len(m) for m in meds}) != 1:
+    meds = launch_medians(cells, strategies, 2)
+    if meds is None:
         return None
     k = len(meds[0])
     rhos = [spearman([m[i] for m in meds], [m[j] for m in meds])
@@ -234,8 +244,8 @@ def perfect_rho(cells, strategies, draws=2000, target=0.9):
     drawn again `draws` times (as many launches, their median), the Spearman rho of the truth
     against each draw. Returns (mean rho, share of draws with rho >= target), or None without
     two launches or more. Seeded: the same records give the same figures."""
-    meds = [cells[s].get("launch_medians_s") for s in strategies]
-    if len(meds) < 3 or any(not m or len(m) < 2 for m in meds):
+    meds = launch_medians(cells, strategies, 2)
+    if meds is None:
         return None
     truth = [statistics.median(m) for m in meds]
     sd = [statistics.stdev(m) for m in meds]
@@ -289,6 +299,7 @@ def render_issue3(groups):
            + "auto ≤ 1.05 oracle | auto ≤ 1.03 native | ρ ≥ 0.9 |",
            "|" + "---|" * (12 if launches else 9)]
     counts = collections.Counter()
+    perfect_shares = []  # per point: the share of draws in which a perfect prediction meets 0.9
     details = []
     for (tier, platform, ranks, fam), rows in zip(groups.keys(), analyses):
         for label, cells, an in rows:
@@ -318,9 +329,7 @@ def render_issue3(groups):
                           if launches else "")
                        + f" | {yes_no(c1)} | {yes_no(c2)} | {yes_no(c3)} |")
             if an.get("rho_perfect"):
-                counts["perfect_points"] += 1
-                counts["perfect_expect"] += an["rho_perfect"][1]
-                counts["perfect_all"] = counts.get("perfect_all", 1.0) * an["rho_perfect"][1]
+                perfect_shares.append(an["rho_perfect"][1])
             if an.get("separated"):
                 counts["sep_right"] += an["separated"][0]
                 counts["sep_total"] += an["separated"][1]
@@ -335,9 +344,9 @@ def render_issue3(groups):
                   f"{counts['sep_total']} strategy pairs that every launch separates the way "
                   "the launches do." if counts["sep_total"] else "")
                + (f" A prediction equal to the true times would meet ρ ≥ 0.9 on "
-                  f"{counts['perfect_expect']:.1f} of these {counts['perfect_points']} points on "
-                  f"average, and on all of them with probability {counts['perfect_all']:.2g}."
-                  if counts["perfect_points"] else ""))
+                  f"{sum(perfect_shares):.1f} of these {len(perfect_shares)} points on "
+                  f"average, and on all of them with probability {math.prod(perfect_shares):.2g}."
+                  if perfect_shares else ""))
     return "\n".join(out), details
 
 
