@@ -97,8 +97,14 @@ void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint*
                      MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
                      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
   const MPI_Comm c = MPI_Comm_f2c(*comm);
-  int size = 0;
-  PMPI_Comm_size(c, &size);
+  // The count arrays have one entry per rank of the group data goes to and comes from: the
+  // remote group on an intercommunicator.
+  int size = 0, inter = 0;
+  if (c != MPI_COMM_NULL && PMPI_Comm_test_inter(c, &inter) == MPI_SUCCESS && inter) {
+    PMPI_Comm_remote_size(c, &size);
+  } else if (c != MPI_COMM_NULL) {
+    PMPI_Comm_size(c, &size);
+  }
   // MPI_Fint is int on the supported builds; copy anyway so any Fortran INTEGER kind works.
   std::vector<int> sc(sendcounts, sendcounts + size), sd(sdispls, sdispls + size);
   std::vector<int> rcv(recvcounts, recvcounts + size), rd(rdispls, rdispls + size);

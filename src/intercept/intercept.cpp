@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/comm_matrix.hpp"
+#include "core/device_memory.hpp"
 #include "core/log.hpp"
 #include "core/plan.hpp"
 #include "cost/machine.hpp"
@@ -67,12 +68,16 @@ struct Pattern {
 };
 
 struct CommState {
+  std::uint64_t local_id = 0;    // key in Global::comms (never the handle: MPI reuses handles)
   MPI_Comm dup = MPI_COMM_NULL;  // private duplicate for all of the library's traffic
   int rank = 0;
   int size = 1;
   bool native_only = false;
   core::Topology topology;       // node of every rank (detected, or faked by a setting)
   std::uint64_t calls = 0;       // intercepted calls on this communicator (drs seeds)
+  // While learning, the call index of the next agreement (probe) and the gap to the one after.
+  std::uint64_t next_probe = 0;
+  std::uint64_t probe_gap = 1;
   learn::Learner learner;
   std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
   Pattern* current = nullptr;
@@ -90,7 +95,9 @@ struct CommState {
   double timed_agreement = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
 
-  explicit CommState(int learn_calls) : learner(learn_calls) {}
+  // The first probe comes at the first call that can complete a learning streak.
+  explicit CommState(int learn_calls)
+      : next_probe(static_cast<std::uint64_t>(std::max(learn_calls, 1))), learner(learn_calls) {}
 };
 
 struct Global {
@@ -101,7 +108,15 @@ struct Global {
   std::vector<std::string> warnings;
   int world_rank = 0;
   std::int64_t comms_seen = 0;
-  boost::container::flat_map<MPI_Comm, std::unique_ptr<CommState>> comms;
+  // Per-communicator state hangs off the communicator as an attribute (the standard's
+  // "Caching"), so MPI_Comm_free and MPI_Comm_disconnect both release it through the delete
+  // callback and a reused handle never finds stale state. This map owns the states, keyed by
+  // CommState::local_id, for the report.
+  int comm_keyval = MPI_KEYVAL_INVALID;
+  std::uint64_t next_local_id = 0;
+  bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
+  boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
+  std::int64_t device_calls = 0;  // calls that ran native because a buffer was device memory
   std::vector<PatternRecord> retired;  // records of communicators already freed
   std::int64_t retired_unlearned = 0;
   std::int64_t fallbacks = 0;  // calls or patterns that fell back to native after a failure
@@ -125,6 +140,9 @@ Global& g() {
 }
 
 constexpr std::size_t kMaxPatternsPerComm = 64;
+// Longest gap between two probes of a learning communicator: a pattern that settles after a
+// stretch of changing counts is learned at most this many calls late.
+constexpr std::uint64_t kMaxProbeGap = 32;
 // A pattern running native agrees once per this many calls (see alltoallv); the cost model
 // charges native that share of the agreement.
 constexpr auto kNativeAgreeEvery = static_cast<std::uint64_t>(cost::kNativeAgreeEvery);
@@ -232,6 +250,42 @@ void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy
   s.tracer.record_call(c);
 }
 
+int delete_comm_state(MPI_Comm, int, void* attribute, void*);
+
+// FNV-1a over the text: the digest the ranks compare at setup.
+std::uint64_t digest(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
+// Everything that changes what the ranks do together: the settings that steer collective
+// decisions and the machine model (as its canonical TOML, or the reason it failed to load).
+std::string collective_settings(const Global& s, const std::string& machine_text) {
+  const settings::Settings& c = s.cfg;
+  std::string t = std::to_string(s.active) + '|' + c.strategy + '|' +
+                  std::to_string(c.learn_calls) + '|' + std::to_string(static_cast<int>(c.rsnh_lambda)) +
+                  '|' + std::to_string(c.rsnh_lambda_fixed) + '|' + std::to_string(c.lp_barrier) +
+                  '|' + std::to_string(c.seed) + '|' + std::to_string(c.trial) + '|' +
+                  std::to_string(c.trial_calls) + '|' + std::to_string(c.trial_seconds) + '|' +
+                  std::to_string(c.max_staging) + '|' + std::to_string(!c.trace_dir.empty()) +
+                  '|' + std::to_string(c.fake_nodes) + '|' + c.fault_site + '|' +
+                  std::to_string(c.fault_probability) + '|' +
+                  std::to_string(static_cast<int>(c.bursts)) + '|';
+  for (const std::string& id : c.candidates) t += id + ',';
+  return t + '|' + machine_text;
+}
+
+// Whether every rank of MPI_COMM_WORLD holds the same digest (MPI_Init is collective, so every
+// rank is here). A machine file readable on some ranks only, or settings that differ between
+// ranks, would otherwise send ranks down different collective paths.
+bool same_everywhere(std::uint64_t d) {
+  std::uint64_t in[2] = {d, ~d}, out[2] = {0, 0};
+  if (PMPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    return false;
+  return out[0] == ~out[1];  // max(d) == min(d)
+}
+
 void setup(int provided) {
   Global& s = g();
   std::lock_guard lock(s.mu);
@@ -251,10 +305,24 @@ void setup(int provided) {
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.active = s.cfg.enable;
   s.machine = cost::default_machine();
-  if (std::string error; !cost::load_machine(s.cfg.machine, s.machine, error)) {
-    // Every rank reads the same file: all of them run native, rank 0 says why.
-    if (s.world_rank == 0) core::log_warn("COMMSCHED_MACHINE: " + error + "; running native");
-    s.cfg.strategy = "native";
+  std::string machine_text;
+  if (s.active) {  // a disabled library reads no file
+    if (std::string error; !cost::load_machine(s.cfg.machine, s.machine, error)) {
+      // Every rank reads the same file: all of them run native, rank 0 says why.
+      if (s.world_rank == 0) core::log_warn("COMMSCHED_MACHINE: " + error + "; running native");
+      s.cfg.strategy = "native";
+      machine_text = "unloadable";
+    } else {
+      machine_text = cost::to_toml(s.machine);
+    }
+  }
+  if (!same_everywhere(digest(collective_settings(s, machine_text)))) {
+    if (s.world_rank == 0)
+      core::log_warn("the COMMSCHED_* settings or the machine model (COMMSCHED_MACHINE '" +
+                     s.cfg.machine +
+                     "') differ between ranks, e.g. a file readable on some nodes only; every "
+                     "rank runs natively");
+    s.active = false;
   }
   s.fault_site = s.cfg.fault_site;
   s.fault_probability = s.cfg.fault_probability;
@@ -264,6 +332,10 @@ void setup(int provided) {
     s.active = false;
     core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
   }
+  if (s.active &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_state, &s.comm_keyval,
+                              nullptr) != MPI_SUCCESS)
+    s.comm_keyval = MPI_KEYVAL_INVALID;  // state_for then runs every communicator natively
   if (s.active && !s.cfg.trace_dir.empty()) open_trace(s);
   if (s.active)
     core::log_info("commsched active: strategy " + s.cfg.strategy + ", learn after " +
@@ -330,23 +402,59 @@ void detect_clusters(CommState& cs, const cost::Machine& machine) {
   cs.topology = cost::make_topology(machine, cs.topology.node_of, hosts);
 }
 
+void fill_record(Pattern& p);
+
+// Retires a communicator's state: its patterns go to the report, its duplicate is freed (not
+// while MPI_Finalize deletes attributes: MPI tears everything down then).
+void drop_state(CommState* cs) {
+  Global& s = g();
+  auto it = s.comms.find(cs->local_id);
+  if (it == s.comms.end()) return;
+  for (const auto& p : cs->patterns) {
+    fill_record(*p);
+    retire(p->record);
+  }
+  s.retired_unlearned += cs->unlearned_calls + cs->streak_calls;
+  if (cs->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&cs->dup);
+  s.comms.erase(it);
+}
+
+// MPI calls this when the application frees or disconnects a communicator that has our state.
+int delete_comm_state(MPI_Comm, int, void* attribute, void*) {
+  try {
+    drop_state(static_cast<CommState*>(attribute));
+  } catch (...) {
+  }
+  return MPI_SUCCESS;
+}
+
 // First Alltoallv on `comm` (collective there): private duplicate and a communicator id that
-// every member agrees on, for the report.
+// every member agrees on, for the report. The state is the communicator's attribute.
 CommState* state_for(MPI_Comm comm) {
   Global& s = g();
-  auto it = s.comms.find(comm);
-  if (it != s.comms.end()) return it->second.get();
+  void* found = nullptr;
+  int flag = 0;
+  if (s.comm_keyval != MPI_KEYVAL_INVALID &&
+      PMPI_Comm_get_attr(comm, s.comm_keyval, &found, &flag) == MPI_SUCCESS && flag && found)
+    return static_cast<CommState*>(found);
   auto st = std::make_unique<CommState>(s.cfg.learn_calls);
+  st->local_id = ++s.next_local_id;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) {
     st->native_only = true;
     core::log_info_once("intercomm", "intercommunicators run natively (one notice only)");
+  } else if (s.comm_keyval == MPI_KEYVAL_INVALID) {
+    st->native_only = true;
+    core::log_warn_once("keyval", "cannot attach state to communicators; calls run natively");
   } else if (PMPI_Comm_dup(comm, &st->dup) != MPI_SUCCESS) {
     st->native_only = true;
     st->dup = MPI_COMM_NULL;
     core::log_warn_once("dup", "cannot duplicate a communicator; its calls run natively");
   } else {
+    // The library's own calls return their errors; a failure becomes a vote, and an error the
+    // application must see is raised on its communicator (alltoallv), never ours.
+    PMPI_Comm_set_errhandler(st->dup, MPI_ERRORS_RETURN);
     PMPI_Comm_rank(st->dup, &st->rank);
     PMPI_Comm_size(st->dup, &st->size);
     std::int64_t id[2] = {s.world_rank, ++s.comms_seen};
@@ -357,7 +465,19 @@ CommState* state_for(MPI_Comm comm) {
     detect_clusters(*st, s.machine);
   }
   CommState* raw = st.get();
-  s.comms.emplace(comm, std::move(st));
+  if (s.comm_keyval != MPI_KEYVAL_INVALID &&
+      PMPI_Comm_set_attr(comm, s.comm_keyval, raw) != MPI_SUCCESS) {
+    // Nowhere to keep it: this call runs natively with a state nobody finds again. Every rank
+    // of the communicator fails alike (the same MPI), so all of them run natively.
+    if (st->dup != MPI_COMM_NULL) PMPI_Comm_free(&st->dup);
+    st->dup = MPI_COMM_NULL;
+    st->native_only = true;
+    core::log_warn_once("set_attr", "cannot attach state to a communicator; it runs natively");
+    static CommState orphan(1);  // shared, read-only in effect: native_only short-circuits
+    orphan.native_only = true;
+    return &orphan;
+  }
+  s.comms.emplace(raw->local_id, std::move(st));
   return raw;
 }
 
@@ -409,6 +529,13 @@ void fill_record(Pattern& p) {
   if (p.usable.empty() || p.trial.candidates().empty()) {
     copy_name(r.strategy, "native");
     r.phases = 0;
+  } else if (!p.trial.decided()) {
+    // Nothing chosen yet: say so, never name a candidate that has not won.
+    copy_name(r.strategy, "undecided");
+    r.phases = 0;
+    copy_note(r.note, "trial undecided: " + std::to_string(p.trial.candidates().size()) +
+                          " candidates, " + std::to_string(p.trial.rounds()) +
+                          " pairs against native measured; native so far");
   } else {
     const Candidate& w = p.usable[p.trial.winner()];
     copy_name(r.strategy, w.id);
@@ -564,7 +691,7 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
 
 // Keeps the candidates every rank can run (native always) and starts the trial.
 void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, int trial_calls,
-                       double trial_seconds) {
+                       std::uint64_t seed, std::uint64_t calls_before) {
   std::vector<Candidate> keep;
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     if (all_ok[i] || p.usable[i].native) {
@@ -583,9 +710,11 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
   }
   std::vector<learn::TrialCandidate> tc;
   for (const Candidate& c : p.usable) tc.push_back({c.id, c.predicted_s, -1});
-  // After the decision, the runner-up is re-measured every 200 calls.
-  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200, trial_seconds)
+  // After the decision, the other side is re-measured every 200 calls. The seed and the calls
+  // before are the same on every rank, so the trial's draws and budget are too.
+  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
                   : learn::Trial::decided_for(std::move(tc), 0);
+  p.trial.add_calls_before(calls_before);
 }
 
 // Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte
@@ -639,6 +768,19 @@ bool prepare(CommState& cs, const Pattern& p, bool in_place, Side& send, Side& r
   return true;
 }
 
+// Whether MPI must reject these arguments (a negative count, MPI_DATATYPE_NULL where data
+// moves): the call then goes to the native MPI_Alltoallv untouched, so the application gets
+// MPI's own error code through its own error handler, and the library queries nothing about
+// them (a type query on MPI_DATATYPE_NULL would raise the error under a fatal handler).
+bool rejected_by_mpi(int n, bool in_place, const int* sendcounts, MPI_Datatype sendtype,
+                     const int* recvcounts, MPI_Datatype recvtype) {
+  if (recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL)) return true;
+  if (!recvcounts || (!in_place && !sendcounts)) return true;
+  for (int j = 0; j < n; ++j)
+    if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) return true;
+  return false;
+}
+
 int run_native(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
                void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
                MPI_Comm comm, double& seconds) {
@@ -683,19 +825,10 @@ void after_init(int provided) {
 }
 
 void forget_comm(MPI_Comm comm) {
+  // The communicator's own state goes with its attribute (delete_comm_state); held burst sends
+  // on it must leave before it does.
   try {
     if (g().active) p2p_forget_comm(comm);
-    Global& s = g();
-    auto it = s.comms.find(comm);
-    if (it == s.comms.end()) return;
-    CommState& cs = *it->second;
-    for (const auto& p : cs.patterns) {
-      fill_record(*p);
-      retire(p->record);
-    }
-    s.retired_unlearned += cs.unlearned_calls + cs.streak_calls;
-    if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
-    s.comms.erase(it);
   } catch (...) {
   }
 }
@@ -713,7 +846,7 @@ void before_finalize() {
     h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
     std::vector<PatternRecord> recs = s.retired;
     h.unlearned_calls = s.retired_unlearned;
-    for (const auto& [comm, cs] : s.comms) {
+    for (const auto& [id, cs] : s.comms) {
       for (const auto& p : cs->patterns) {
         fill_record(*p);
         recs.push_back(p->record);
@@ -725,8 +858,10 @@ void before_finalize() {
     h.warnings = s.warnings;
     h.faults_injected = s.faults_injected;
     h.fallbacks = s.fallbacks;
+    h.device_calls = s.device_calls;
     write_report(MPI_COMM_WORLD, recs, h, s.cfg.report_path,
                  s.cfg.log_level >= core::LogLevel::warn);
+    s.finalizing = true;  // MPI_Finalize deletes the attributes that still hold our states
     if (s.tracer.is_open() && !s.tracer.close(now()))
       core::log_warn("COMMSCHED_TRACE: " + s.tracer.last_error());
     s.active = false;  // nothing after finalize
@@ -776,6 +911,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       return rc;
     }
     const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (rejected_by_mpi(cs.size, in_place, sendcounts, sendtype, recvcounts, recvtype)) {
+      ++cs.unlearned_calls;
+      return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
+    }
     Side send, recv;
     recv.base = static_cast<char*>(recvbuf);
     recv.counts = recvcounts;
@@ -790,7 +930,16 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       send.type = sendtype;
     }
     ++cs.calls;
-    bool can_run = describe_type(send) && describe_type(recv);
+    // GPU buffers (a CUDA- or ROCm-aware MPI): the executor copies bytes on the CPU, so such
+    // a call votes "cannot run" and every rank runs it natively.
+    const bool device = (!in_place && core::is_device_memory(sendbuf)) ||
+                        core::is_device_memory(recvbuf);
+    if (device) {
+      ++s.device_calls;
+      core::log_info_once("device-memory",
+                          "MPI_Alltoallv on GPU memory runs natively (one notice only)");
+    }
+    bool can_run = !device && describe_type(send) && describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
     cs.recv_bytes.resize(n);
@@ -805,6 +954,24 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     // for it happens before the agreement, so a failure here is a vote, never a rank backing out
     // of a schedule the others run.
     const std::uint64_t counts_hash = learn::Learner::counts_hash(cs.send_bytes, cs.recv_bytes);
+    // While learning, the ranks agree only at probe calls, whose indices every rank computes
+    // from the call counter and agreed results alone; between probes a call runs natively with
+    // no collective, so counts that never repeat cost no agreement per call.
+    if (cs.learner.learning() && cs.calls < cs.next_probe) {
+      cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, false);
+      if (cs.learner.streak() == 1) {
+        cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
+        cs.streak_calls = 0;
+        cs.streak_seconds = 0;
+      }
+      const double t0 = now();
+      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm, seconds);
+      trace_call(cs, nullptr, "native", false, 0, t0, seconds);
+      ++cs.streak_calls;
+      cs.streak_seconds += seconds;
+      return rc;
+    }
     int match = -1;
     for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
       const std::vector<Bytes>& sig = cs.patterns[i]->signature;
@@ -844,8 +1011,13 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     cs.timed_pattern = nullptr;
     cs.timed_seconds = 0;
     cs.timed_agreement = 0;
+    const bool was_learning = cs.learner.learning();
     learn::Action action = cs.learner.decide(agreed);
     if (cs.learner.learning()) cs.current = nullptr;
+    // The next probe: the very next call when counts just left a pattern (it may be a cached
+    // one), then ever further apart while nothing repeats, at most kMaxProbeGap calls.
+    cs.probe_gap = !was_learning ? 1 : std::min<std::uint64_t>(2 * cs.probe_gap, kMaxProbeGap);
+    cs.next_probe = cs.calls + cs.probe_gap;
     const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
     if (hit >= 0) {
       // Every rank is on the same cached pattern: run it, no gather (alternating patterns).
@@ -892,8 +1064,8 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (!run_now) ++s.fallbacks;
       if (all_ok && p->trial.candidates().empty()) {
         all.resize(all.size() - 2);
-        settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls,
-                          s.cfg.trial_seconds);
+        settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
+                          cs.calls > 0 ? cs.calls - 1 : 0);
         if (s.tracer.is_open())
           p->trace_id = s.tracer.add_pattern(
               {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
@@ -944,6 +1116,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
           rc = MPI_ERR_INTERN;
       }
+      // The schedule ran on the private duplicate, which returns its errors: raise one on the
+      // application's communicator, through the handler it chose, as the native call would.
+      if (rc != MPI_SUCCESS && !c.native) PMPI_Comm_call_errhandler(comm, rc);
       const double dt = now() - t0;
       trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
       ++p->record.calls;

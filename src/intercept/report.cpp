@@ -52,7 +52,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
     << ",\"strategy_setting\":" << json_string(h.strategy_setting)
     << ",\"unlearned_calls\":" << h.unlearned_calls
     << ",\"faults_injected\":" << h.faults_injected << ",\"fallbacks\":" << h.fallbacks
-    << ",\"patterns\":[";
+    << ",\"device_calls\":" << h.device_calls << ",\"patterns\":[";
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const PatternRecord& r = recs[i];
     o << (i ? "," : "") << "{\"comm\":\"" << r.comm_root << "." << r.comm_serial
@@ -99,6 +99,9 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                "[commsched] report: %zu learned pattern(s), strategy setting '%s', %lld unlearned "
                "call(s)\n",
                recs.size(), h.strategy_setting.c_str(), static_cast<long long>(h.unlearned_calls));
+  if (h.device_calls > 0)
+    std::fprintf(stderr, "[commsched]   %lld call(s) on GPU memory ran natively (summed over ranks)\n",
+                 static_cast<long long>(h.device_calls));
   if (h.faults_injected > 0 || h.fallbacks > 0)
     std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
                  static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
@@ -161,13 +164,15 @@ void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const 
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
-  const std::int64_t mine_counts[2] = {header.faults_injected, header.fallbacks};
-  std::int64_t sums[2] = {0, 0};
-  PMPI_Reduce(mine_counts, sums, 2, MPI_INT64_T, MPI_SUM, 0, world);
+  const std::int64_t mine_counts[3] = {header.faults_injected, header.fallbacks,
+                                       header.device_calls};
+  std::int64_t sums[3] = {0, 0, 0};
+  PMPI_Reduce(mine_counts, sums, 3, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return;
   ReportHeader h = header;
   h.faults_injected = sums[0];
   h.fallbacks = sums[1];
+  h.device_calls = sums[2];
   const std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return;

@@ -49,6 +49,7 @@ struct ReportHeader {
   std::int64_t unlearned_calls = 0;  ///< native calls that never became part of a pattern
   std::int64_t faults_injected = 0;  ///< this rank's; summed over ranks in the report
   std::int64_t fallbacks = 0;        ///< this rank's; summed over ranks in the report
+  std::int64_t device_calls = 0;     ///< calls on GPU memory run natively; summed over ranks
   std::string burst_level = "off";   ///< COMMSCHED_BURSTS as applied
   std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks
 };

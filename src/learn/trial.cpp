@@ -1,6 +1,7 @@
 #include "learn/trial.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace commsched::learn {
 namespace {
@@ -12,22 +13,44 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+// P(X >= wins) for X ~ Binomial(n, 1/2): the one-sided sign test's p-value.
+double sign_test_p(int wins, int n) {
+  double p = 0, c = 1;  // c = C(n, k), built up from k = 0
+  for (int k = 0; k <= n; ++k) {
+    if (k >= wins) p += c;
+    c = c * (n - k) / (k + 1);
+  }
+  return p / std::ldexp(1.0, n);
+}
+
+std::vector<double> ratios(const auto& pairs) {
+  std::vector<double> r;
+  for (const auto& p : pairs) r.push_back(p.native_s > 0 ? p.candidate_s / p.native_s : 1.0);
+  return r;
+}
+
 }  // namespace
 
 Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
-             double budget_s)
+             std::uint64_t seed)
     : cands_(std::move(candidates)),
-      samples_(cands_.size()),
+      pairs_(cands_.size()),
+      alive_(cands_.size(), true),
+      warm_(cands_.size(), false),
       calls_(calls < 1 ? 1 : calls),
       recheck_every_(recheck_every < 0 ? 0 : recheck_every),
-      budget_s_(budget_s > 0 ? budget_s : 0) {
-  native_ = cands_.size();
+      rng_(seed ^ 0x243f6a8885a308d3ULL),
+      native_(cands_.size()),
+      halving_pairs_(calls_) {
   for (std::size_t i = 0; i < cands_.size(); ++i)
     if (cands_[i].id == "native") native_ = i;
-  if (cands_.size() <= 1) {
-    decided_ = true;
-    winner_ = 0;
+  if (native_ < cands_.size()) alive_[native_] = false;  // the baseline, not a contender
+  if (cands_.size() <= 1 || native_ == cands_.size()) {
+    decide(0);  // nothing to compare against
+    return;
   }
+  contenders_ = cands_.size() - 1;
+  current_ = native_;  // native first: the estimate every first call is weighed against
 }
 
 Trial Trial::decided_for(std::vector<TrialCandidate> candidates, std::size_t winner) {
@@ -43,6 +66,20 @@ double Trial::call_seconds(double since_entry_max, double skipped_agreement_min,
   return std::max(0.0, since_entry_max - std::max(0.0, skipped_agreement_min) * (1.0 - keep));
 }
 
+std::uint64_t Trial::draw() {  // splitmix64: the same stream on every rank
+  std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double Trial::native_estimate() const {
+  std::vector<double> all = native_samples_;
+  for (const auto& ps : pairs_)
+    for (const Pair& p : ps) all.push_back(p.native_s);
+  return median(std::move(all));
+}
+
 bool Trial::beats(std::size_t a, double ta, std::size_t b, double tb) const {
   if (ta < 0) return false;
   if (tb < 0) return true;
@@ -51,49 +88,145 @@ bool Trial::beats(std::size_t a, double ta, std::size_t b, double tb) const {
   return ta < tb;
 }
 
-void Trial::decide() {
-  for (std::size_t i = 0; i < cands_.size(); ++i) cands_[i].measured_s = median(samples_[i]);
-  winner_ = native_ < cands_.size() ? native_ : 0;
+// The next call: the next live candidate's first call or pair while the budget allows,
+// otherwise native alone.
+void Trial::schedule_next() {
+  if (std::none_of(alive_.begin(), alive_.end(), [](bool a) { return a; })) {
+    decide(native_);
+    return;
+  }
+  const double before = calls_before_ * std::max(0.0, native_estimate());
+  if (extra_s_ > kBudgetShare * (total_s_ + before)) {
+    slot_ = Slot::native_alone;
+    current_ = native_;
+    return;
+  }
+  while (!alive_[rotation_ % cands_.size()]) ++rotation_;
+  pair_candidate_ = rotation_++ % cands_.size();
+  if (!warm_[pair_candidate_]) {
+    slot_ = Slot::first_call;
+    current_ = pair_candidate_;
+    return;
+  }
+  slot_ = Slot::pair_first;
+  current_ = draw() % 2 ? pair_candidate_ : native_;
+}
+
+// After a pair. At checkpoints (every live candidate has `calls` x 2^h pairs) accept the
+// candidate that convinces, drop those not faster than native and the slower half of the rest.
+void Trial::evaluate() {
+  std::vector<std::size_t> live;
   for (std::size_t i = 0; i < cands_.size(); ++i)
-    if (i != winner_ && beats(i, cands_[i].measured_s, winner_, cands_[winner_].measured_s))
-      winner_ = i;
-  // Re-checks pit the winner against the measured runner-up.
+    if (alive_[i]) live.push_back(i);
+  const bool checkpoint = !live.empty() && std::all_of(live.begin(), live.end(), [&](std::size_t i) {
+    return static_cast<int>(pairs_[i].size()) >= halving_pairs_;
+  });
+  if (!checkpoint) return;
+  // The level is shared by every contender and every checkpoint (3, 6, 12, 24 pairs for
+  // calls = 3), so that looking repeatedly does not multiply the chances of a false win.
+  int checkpoints = 0;
+  for (int c = calls_; c <= kMaxRoundsPerCall * calls_; c *= 2) ++checkpoints;
+  const double level =
+      kSignificance / static_cast<double>(std::max<std::size_t>(contenders_, 1) * checkpoints);
+  std::size_t best = cands_.size();
+  double best_median = 0;
+  std::vector<std::pair<double, std::size_t>> faster;
+  for (const std::size_t i : live) {
+    const std::vector<double> r = ratios(pairs_[i]);
+    const double m = median(r);
+    // A pair counts as won only by native's margin: a candidate about as fast as native
+    // wins fewer than half of its pairs, and the test then rejects it.
+    const int wins = static_cast<int>(
+        std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0 - kNativeMargin; }));
+    if (m <= 1.0 - kNativeMargin && sign_test_p(wins, static_cast<int>(r.size())) <= level &&
+        (best == cands_.size() || m < best_median)) {
+      best = i;
+      best_median = m;
+    }
+    if (m >= 1.0) {
+      alive_[i] = false;  // not faster than native
+    } else {
+      faster.emplace_back(m, i);
+    }
+  }
+  if (best < cands_.size()) {
+    decide(best);
+    return;
+  }
+  std::sort(faster.begin(), faster.end());
+  for (std::size_t k = (faster.size() + 1) / 2; k < faster.size(); ++k)
+    alive_[faster[k].second] = false;
+  halving_pairs_ *= 2;
+  if (halving_pairs_ > kMaxRoundsPerCall * calls_)  // never convinced
+    std::fill(alive_.begin(), alive_.end(), false);
+}
+
+void Trial::decide(std::size_t winner) {
+  for (std::size_t i = 0; i < cands_.size(); ++i) {
+    std::vector<double> t;
+    for (const Pair& p : pairs_[i]) t.push_back(p.candidate_s);
+    if (!t.empty()) cands_[i].measured_s = median(std::move(t));
+  }
+  if (native_ < cands_.size()) cands_[native_].measured_s = native_estimate();
+  winner_ = winner < cands_.size() ? winner : 0;
+  // Re-checks pit the winner against native, or native against the best measured candidate.
   challenger_ = winner_ == 0 ? 1 : 0;
-  for (std::size_t i = 0; i < cands_.size(); ++i)
-    if (i != winner_ && cands_[i].measured_s >= 0 &&
-        (cands_[challenger_].measured_s < 0 ||
-         cands_[i].measured_s < cands_[challenger_].measured_s))
-      challenger_ = i;
+  if (winner_ != native_ && native_ < cands_.size()) {
+    challenger_ = native_;
+  } else {
+    for (std::size_t i = 0; i < cands_.size(); ++i)
+      if (i != winner_ && cands_[i].measured_s >= 0 &&
+          (cands_[challenger_].measured_s < 0 ||
+           cands_[i].measured_s < cands_[challenger_].measured_s))
+        challenger_ = i;
+  }
   decided_ = true;
   current_ = winner_;
+  slot_ = Slot::native_alone;
   since_decision_ = 0;
 }
 
 void Trial::measured(double seconds) {
   if (!decided_) {
-    if (warm_) {
-      samples_[current_].push_back(seconds);
-      spent_s_ += seconds;
+    total_s_ += seconds;
+    switch (slot_) {
+      case Slot::native_alone:
+        native_samples_.push_back(seconds);
+        break;
+      case Slot::first_call: {
+        const double n = native_estimate();
+        extra_s_ += seconds - (n >= 0 ? n : seconds);
+        warm_[pair_candidate_] = true;
+        break;
+      }
+      case Slot::pair_first:
+        pair_first_s_ = seconds;
+        slot_ = Slot::pair_second;
+        current_ = current_ == native_ ? pair_candidate_ : native_;
+        return;
+      case Slot::pair_second: {
+        const bool native_second = current_ == native_;
+        const Pair p{native_second ? pair_first_s_ : seconds, native_second ? seconds : pair_first_s_};
+        pairs_[pair_candidate_].push_back(p);
+        ++pairs_total_;
+        extra_s_ += p.candidate_s - p.native_s;
+        evaluate();
+        if (decided_) return;
+        break;
+      }
+      case Slot::rechecking:
+        break;
     }
-    if (++current_ < cands_.size()) return;
-    current_ = 0;  // a round is complete
-    if (!warm_) {
-      warm_ = true;
-      return;
-    }
-    ++rounds_;
-    const bool more = rounds_ < calls_ ||
-                      (spent_s_ < budget_s_ && rounds_ < kMaxRoundsPerCall * calls_);
-    if (!more) decide();
+    schedule_next();
     return;
   }
   if (recheck_every_ == 0 || cands_.size() < 2) return;
-  if (!rechecking_) {
+  if (slot_ != Slot::rechecking) {
     if (current_ == winner_) recheck_winner_.push_back(seconds);
     if (static_cast<int>(recheck_winner_.size()) > calls_)
       recheck_winner_.erase(recheck_winner_.begin());
     if (++since_decision_ >= recheck_every_) {
-      rechecking_ = true;
+      slot_ = Slot::rechecking;
       recheck_challenger_.clear();
       current_ = challenger_;
     }
@@ -107,7 +240,7 @@ void Trial::measured(double seconds) {
     cands_[challenger_].measured_s = c;
     if (w >= 0) cands_[winner_].measured_s = w;
     if (w >= 0 && beats(challenger_, c, winner_, w)) std::swap(winner_, challenger_);
-    rechecking_ = false;
+    slot_ = Slot::native_alone;
     since_decision_ = 0;
     recheck_winner_.clear();
     current_ = winner_;

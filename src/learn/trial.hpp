@@ -1,19 +1,30 @@
 #pragma once
-/// `auto`'s online trial (issue 3): run the candidates (native always among them) in turn, one
-/// call each per round, keep the one with the lowest median, and now and then re-run the
-/// runner-up so a drifting machine cannot leave a loser in place. Pure: the MPI side feeds it
-/// the time of each call as the maximum over ranks (agreed), so every rank takes the same
-/// decisions.
+/// `auto`'s online trial: paired, randomised comparisons of each candidate against native,
+/// within a budget, so the trial itself never makes the job measurably slower. Pure: the MPI
+/// side feeds it the time of each call as the maximum over ranks (agreed), and every rank,
+/// drawing from the same seed, takes the same decisions.
 ///
-/// Rounds rather than blocks, so a machine that drifts during the trial (another job's traffic
-/// on a shared network) touches every candidate alike. The first round is discarded (first-touch
-/// costs). At least `calls` rounds are measured; while the measured rounds took less than
-/// `budget_s` in all, more follow, up to kMaxRoundsPerCall × `calls`: calls of a few
-/// milliseconds on a shared network differ by more than the candidates do, and a tenth of a
-/// second of trial buys the samples to tell them apart. The promise is never to be slower than
-/// native, so a candidate replaces native only when its median is at least kNativeMargin below
-/// native's.
+/// - Pairs. A candidate runs next to a native call, in an order drawn at random for each
+///   pair, so a machine that drifts, or a cost that falls on whichever call comes second,
+///   touches both sides alike. Its first call is discarded (first-touch costs).
+/// - Checkpoints. Once every live candidate has `calls` pairs, then twice as many, and so on
+///   up to kMaxRoundsPerCall x `calls`, the trial looks at them, and only then.
+/// - Confidence. At a checkpoint a candidate replaces native only when its median time ratio
+///   over its pairs is at least kNativeMargin below native's and a one-sided sign test over the
+///   pairs (how many it won by that margin) gives p <= kSignificance / (candidates x
+///   checkpoints): with three
+///   candidates and `calls` = 3, 11 of 12 pairs or 19 of 24.
+/// - Losers stop early. At each checkpoint the candidates not faster than native in the median
+///   drop out, and the slower half of the rest with them; after the last one, native stays.
+/// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
+///   less its pair's native time; the first calls less native's median) is at most kBudgetShare
+///   of the time the communicator's calls took so far (those before the trial at native's
+///   time); otherwise native runs (and its time grows the base). A faster candidate earns credit; a slow one waits.
+/// - After the decision the other side is re-measured every `recheck_every` calls (native when
+///   a plan won, the best candidate when native did), so a plan that drifts above native
+///   reverts.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,30 +40,35 @@ class Trial {
  public:
   /// A candidate must be this much faster than native (a fraction of native's time) to win.
   static constexpr double kNativeMargin = 0.03;
-  /// Short calls: at most this many times `calls` measured rounds.
+  /// At most this many times `calls` pairs per candidate.
   static constexpr int kMaxRoundsPerCall = 10;
+  /// The trial's extra time at most this share of the pattern's time so far.
+  static constexpr double kBudgetShare = 0.02;
+  /// One-sided sign-test level a candidate must reach against native.
+  static constexpr double kSignificance = 0.05;
 
-  /// `candidates` in the order to try them; at least `calls` measured calls each (>= 1), more
-  /// while the measured rounds took less than `budget_s` seconds (0: exactly `calls`);
-  /// re-check the best alternative every `recheck_every` calls after a decision (0: never).
+  /// `candidates` in the order to try them; at least `calls` pairs each (>= 1) before one can
+  /// drop out; re-check every `recheck_every` calls after a decision (0: never); `seed` the
+  /// same on every rank.
   Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
-        double budget_s = 0.0);
+        std::uint64_t seed = 0);
   /// Without trial: `winner` is used from the start (measured nothing).
   static Trial decided_for(std::vector<TrialCandidate> candidates, std::size_t winner);
 
   /// A call's time as the trial weighs it: `since_entry_max`, the longest time over ranks from
   /// the call's entry (before the per-call agreement) to its end, less the share of the
   /// agreement the candidate does not pay once chosen. Timing every candidate from entry makes
-  /// each pay the wait for the last rank to arrive (ranks leave a barrier or a compute phase at
-  /// different times, and a late rank holds up the others' receives); timing native only after
-  /// the agreement left that wait out and favoured it by 0.3-0.5 ms per 2 ms call on the
-  /// emulated cluster. A plan pays the agreement every call: `skipped_agreement_min` 0. Native
-  /// agrees once in `agree_every` calls once chosen: `skipped_agreement_min` is the agreement's
-  /// own cost, its shortest duration over ranks (the last rank to arrive waits for nobody), of
+  /// each pay the wait for the last rank to arrive. A plan pays the agreement every call:
+  /// `skipped_agreement_min` 0. Native agrees once in `agree_every` calls once chosen:
+  /// `skipped_agreement_min` is the agreement's own cost, its shortest duration over ranks, of
   /// which native's time keeps 1/agree_every.
   static double call_seconds(double since_entry_max, double skipped_agreement_min,
                              int agree_every);
 
+  /// Calls made on the communicator before the trial began (learning, other patterns): they
+  /// count in the budget's base at native's measured time each. A count, not local times, so
+  /// every rank decides alike.
+  void add_calls_before(std::uint64_t calls) { calls_before_ = static_cast<double>(calls); }
   /// The candidate this call runs.
   std::size_t current() const { return current_; }
   /// The agreed time of the call just run with current(); advances the trial.
@@ -60,28 +76,47 @@ class Trial {
 
   bool decided() const { return decided_; }
   std::size_t winner() const { return winner_; }
-  /// Measured rounds the trial ran (the discarded first one not counted).
-  int rounds() const { return rounds_; }
+  /// Pairs measured so far, over all candidates.
+  int rounds() const { return pairs_total_; }
+  /// The trial's extra time against native so far (negative: it saved time).
+  double extra_seconds() const { return extra_s_; }
   const std::vector<TrialCandidate>& candidates() const { return cands_; }
 
  private:
-  void decide();
-  /// Whether candidate a at median ta should run rather than b at tb (native's margin applied).
+  enum class Slot { native_alone, first_call, pair_first, pair_second, rechecking };
+  struct Pair {
+    double candidate_s, native_s;
+  };
+  double native_estimate() const;
+  void schedule_next();
+  void evaluate();
+  void decide(std::size_t winner);
   bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
+  std::uint64_t draw();
+
   std::vector<TrialCandidate> cands_;
-  std::vector<std::vector<double>> samples_;
+  std::vector<std::vector<Pair>> pairs_;
+  std::vector<double> native_samples_;
+  std::vector<bool> alive_, warm_;
   int calls_;
   int recheck_every_;
-  double budget_s_;
-  double spent_s_ = 0;  // measured rounds' time so far
-  int rounds_ = 0;      // measured rounds completed
-  bool warm_ = false;   // the discarded first round is done
+  std::uint64_t rng_;
   std::size_t native_;  // index of "native"; size() when absent
   std::size_t current_ = 0;
   std::size_t winner_ = 0;
   bool decided_ = false;
+  Slot slot_ = Slot::native_alone;
+  std::size_t pair_candidate_ = 0;  // the candidate of the pair under way
+  double pair_first_s_ = 0;         // the pair's first call
+  std::size_t rotation_ = 0;        // next candidate to pair
+  int halving_pairs_;               // pairs every live candidate needs before the next halving
+  std::size_t contenders_ = 0;      // candidates other than native at the start
+  int pairs_total_ = 0;
+  double total_s_ = 0;              // every trial call's time
+  double calls_before_ = 0;
+  double extra_s_ = 0;
+  // After the decision.
   int since_decision_ = 0;
-  bool rechecking_ = false;
   std::size_t challenger_ = 0;
   std::vector<double> recheck_winner_, recheck_challenger_;
 };

@@ -54,14 +54,16 @@ constexpr std::array kSpecs{
          "the path of a TOML machine file. Unset: the built-in default. A malformed file gives "
          "one error naming file, line and key, and the job runs native."},
     Spec{"TRIAL", "bool", "1",
-         "`auto` runs its best predicted candidates and native for a few calls each and keeps "
-         "the measured winner; `0` trusts the prediction."},
+         "`auto` measures its best predicted candidates in pairs against native, within 2 % of "
+         "the communicator's time so far, and keeps a candidate only when it wins a sign test "
+         "by 3 %; `0` trusts the prediction."},
     Spec{"TRIAL_CALLS", "int", "3",
-         "Least measured calls per candidate in an `auto` trial; 1 to 1000."},
+         "Pairs (a candidate's call next to a native call) per candidate before the trial's "
+         "first checkpoint; the checkpoints follow at twice as many, up to 10 × this; 1 to 1000."},
     Spec{"TRIAL_SECONDS", "number", "0.1",
-         "A trial whose measured calls took less than this many seconds in all runs more rounds "
-         "(up to 10 × `TRIAL_CALLS` calls per candidate), so short, noisy calls are told apart; "
-         "0 to 3600, `0`: exactly `TRIAL_CALLS`."},
+         "`auto` tries up to 8 candidates instead of 3 where the cost model predicts a round of "
+         "them and native, `TRIAL_CALLS` + 1 times, in less than this many seconds; 0 to 3600, "
+         "`0`: always 3."},
     Spec{"CANDIDATES", "list", "",
          "Comma-separated strategy ids `auto` may choose from (native is always a candidate). "
          "Unset: every strategy."},

@@ -1,0 +1,95 @@
+#include "core/device_memory.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+namespace commsched::core {
+namespace {
+
+// The few entry points used, with the C types of their public headers spelled as plain ones.
+// CUDA driver: CUresult cuPointerGetAttribute(void* data, CUpointer_attribute, CUdeviceptr).
+using CuPointerGetAttribute = int (*)(void*, int, unsigned long long);
+// CUDA runtime: cudaError_t cudaPointerGetAttributes(cudaPointerAttributes*, const void*).
+// ROCm: hipError_t hipPointerGetAttributes(hipPointerAttribute_t*, const void*).
+// Both structures open with the memory type as an enum (an int).
+using PointerGetAttributes = int (*)(void*, const void*);
+
+constexpr int kCuPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr unsigned kCuMemoryTypeHost = 1;          // CU_MEMORYTYPE_HOST; 2 device, 3 array, 4 unified
+constexpr int kCudaMemoryTypeHost = 1;             // cudaMemoryTypeHost; 0 unregistered, 2 device, 3 managed
+
+struct Runtimes {
+  CuPointerGetAttribute cu = nullptr;
+  PointerGetAttributes cudart = nullptr;
+  PointerGetAttributes hip = nullptr;
+  std::int64_t looked_at_ms = -1;
+};
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+template <typename Fn>
+Fn find(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+// A runtime may be loaded after MPI_Init (a program that initialises its GPU later), so
+// lookups repeat, at most once a second, until one is found.
+const Runtimes& runtimes() {
+  static Runtimes r;
+  const bool none = !r.cu && !r.cudart && !r.hip;
+  if (none) {
+    const std::int64_t t = now_ms();
+    if (r.looked_at_ms < 0 || t - r.looked_at_ms >= 1000) {
+      r.looked_at_ms = t;
+      r.cu = find<CuPointerGetAttribute>("cuPointerGetAttribute");
+      r.cudart = find<PointerGetAttributes>("cudaPointerGetAttributes");
+      r.hip = find<PointerGetAttributes>("hipPointerGetAttributes");
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+bool is_device_memory(const void* p) {
+  if (!p) return false;
+  const Runtimes& r = runtimes();
+  if (r.cu) {
+    unsigned type = 0;
+    // An error (host memory CUDA never saw, no context) means CUDA does not own it.
+    if (r.cu(&type, kCuPointerAttributeMemoryType,
+             static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p))) == 0 &&
+        type != 0 && type != kCuMemoryTypeHost)
+      return true;
+  }
+  // Room for any version's attribute structure; the memory type is its first member.
+  alignas(16) unsigned char attributes[256];
+  if (r.cudart) {
+    std::memset(attributes, 0, sizeof attributes);
+    int type = 0;
+    if (r.cudart(attributes, p) == 0) {
+      std::memcpy(&type, attributes, sizeof type);
+      if (type > kCudaMemoryTypeHost) return true;
+    }
+  }
+  if (r.hip) {
+    std::memset(attributes, 0, sizeof attributes);
+    int type = 0;
+    // ROCm numbers its memory types differently across versions (host is 0 in some, 1 in
+    // others): anything HIP knows as registered memory runs natively, which is always safe.
+    if (r.hip(attributes, p) == 0) {
+      std::memcpy(&type, attributes, sizeof type);
+      if (type != 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace commsched::core

@@ -1,0 +1,85 @@
+// Counts the collectives the library issues while an application's MPI_Alltoallv counts change
+// on every call (nothing to learn): the library must not agree on every call. This program
+// defines PMPI_Allreduce and PMPI_Iallreduce itself (exported: ENABLE_EXPORTS), so the
+// preloaded library's calls land here first, are counted, and go on to MPI's own.
+//
+//   collectives_per_call --calls N --max-per-call F
+// prints "collectives_per_call: N calls, K library collectives" and fails when K > F * N.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+long long collectives = 0;
+
+template <typename Fn>
+Fn next(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+}  // namespace
+
+extern "C" int PMPI_Allreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
+                              MPI_Comm m) {
+  using Fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  static Fn real = next<Fn>("PMPI_Allreduce");
+  ++collectives;
+  return real(s, r, c, t, o, m);
+}
+
+extern "C" int PMPI_Iallreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
+                               MPI_Comm m, MPI_Request* q) {
+  using Fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request*);
+  static Fn real = next<Fn>("PMPI_Iallreduce");
+  ++collectives;
+  return real(s, r, c, t, o, m, q);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int calls = 500;
+  double max_per_call = 0.1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--calls") == 0) calls = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--max-per-call") == 0) max_per_call = std::atof(argv[i + 1]);
+  }
+  int rank = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  std::vector<int> sc(n), sd(n), rc(n), rd(n);
+  const long long before = collectives;
+  int wrong = 0;
+  for (int call = 0; call < calls; ++call) {
+    // Counts redrawn every call (from the call index, so senders and receivers agree).
+    auto count = [call](int i, int j) { return (i * 7 + j * 13 + call * 31) % 9; };
+    int st = 0, rt = 0;
+    for (int j = 0; j < n; ++j) {
+      sc[j] = count(rank, j), rc[j] = count(j, rank);
+      sd[j] = st, rd[j] = rt;
+      st += sc[j], rt += rc[j];
+    }
+    std::vector<int> send(static_cast<std::size_t>(st)), recv(static_cast<std::size_t>(rt), -1);
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < sc[j]; ++k) send[static_cast<std::size_t>(sd[j] + k)] = rank * 1000 + j * 10 + k + call;
+    MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, recv.data(), rc.data(), rd.data(),
+                  MPI_INT, MPI_COMM_WORLD);
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < rc[j]; ++k)
+        if (recv[static_cast<std::size_t>(rd[j] + k)] != j * 1000 + rank * 10 + k + call) ++wrong;
+  }
+  const long long mine = collectives - before;
+  long long most = 0;
+  int wrong_all = 0;
+  PMPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  const bool ok = wrong_all == 0 && static_cast<double>(most) <= max_per_call * calls;
+  if (rank == 0)
+    std::printf("collectives_per_call: %d calls, %lld library collectives, %d wrong values%s\n",
+                calls, most, wrong_all, ok ? "" : " (FAIL)");
+  return ok ? 0 : 1;
+}
