@@ -556,6 +556,11 @@ void fill_record(Pattern& p) {
   };
   for (const learn::TrialCandidate& c : p.trial.candidates())
     add(c.id, c.predicted_s, c.measured_s, "");
+  r.native_per_call_s = -1;
+  for (const learn::TrialCandidate& c : p.trial.candidates())
+    if (c.id == "native" && c.measured_s >= 0) r.native_per_call_s = c.measured_s;
+  if (r.native_per_call_s < 0 && r.calls > r.calls_optimised)
+    r.native_per_call_s = r.time_native_s / static_cast<double>(r.calls - r.calls_optimised);
   for (const auto& [id, why] : p.rejected) add(id, -1, -1, why);
 }
 
@@ -1093,6 +1098,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (p) {
         p->record.calls += cs.streak_calls;
         p->record.time_native_s += cs.streak_seconds;
+        p->record.learning_s += cs.streak_seconds;
       }
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
@@ -1122,6 +1128,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       const double dt = now() - t0;
       trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
       ++p->record.calls;
+      if (!p->trial.decided()) p->record.trial_s += dt;
       if (c.native) {
         p->record.time_native_s += dt;
       } else {

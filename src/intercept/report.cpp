@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -39,10 +40,20 @@ std::vector<PatternRecord> merge(const std::vector<PatternRecord>& all) {
     m.calls_optimised = std::max(m.calls_optimised, r.calls_optimised);
     m.time_native_s = std::max(m.time_native_s, r.time_native_s);
     m.time_optimised_s = std::max(m.time_optimised_s, r.time_optimised_s);
+    m.learning_s = std::max(m.learning_s, r.learning_s);
+    m.trial_s = std::max(m.trial_s, r.trial_s);
+    m.native_per_call_s = std::max(m.native_per_call_s, r.native_per_call_s);
   }
   std::vector<PatternRecord> out;
   for (auto& [key, r] : by_key) out.push_back(r);
   return out;
+}
+
+// The pattern's calls at native's time per call, less what they took: above 0 the library
+// saved time on it, learning and trial included; 0 when native's time is unknown.
+double net_gain(const PatternRecord& r) {
+  if (r.native_per_call_s < 0) return 0;
+  return r.native_per_call_s * static_cast<double>(r.calls) - r.time_native_s - r.time_optimised_s;
 }
 
 std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
@@ -62,7 +73,9 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
       << ",\"strategy\":" << json_string(r.strategy) << ",\"phases\":" << r.phases
       << ",\"time_native_s\":" << r.time_native_s
       << ",\"time_optimised_s\":" << r.time_optimised_s
-      << ",\"lower_bound_s\":" << r.lower_bound_s
+      << ",\"lower_bound_s\":" << r.lower_bound_s << ",\"learning_s\":" << r.learning_s
+      << ",\"trial_s\":" << r.trial_s << ",\"native_per_call_s\":" << r.native_per_call_s
+      << ",\"net_gain_s\":" << net_gain(r)
       << ",\"note\":" << json_string(r.note) << ",\"candidates\":[";
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];
@@ -131,6 +144,15 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
     if (r.lower_bound_s >= 0)
       std::fprintf(stderr, "[commsched]     lower bound on this machine model: %s per call\n",
                    seconds_text(r.lower_bound_s).c_str());
+    if (r.native_per_call_s >= 0)
+      std::fprintf(stderr,
+                   "[commsched]     time learning %s, in trial %s, running %s; net %s %s against "
+                   "native\n",
+                   seconds_text(r.learning_s).c_str(), seconds_text(r.trial_s).c_str(),
+                   seconds_text(std::max(0.0, r.time_native_s + r.time_optimised_s -
+                                                  r.learning_s - r.trial_s))
+                       .c_str(),
+                   net_gain(r) >= 0 ? "gain" : "loss", seconds_text(std::abs(net_gain(r))).c_str());
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];
       if (cr.rejected[0]) {

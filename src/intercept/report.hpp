@@ -36,6 +36,9 @@ struct PatternRecord {
   double time_native_s = 0;
   double time_optimised_s = 0;
   double lower_bound_s = -1;      ///< the cost model's bound for one call on this machine
+  double learning_s = 0;          ///< calls before the pattern was learned (native)
+  double trial_s = 0;             ///< calls while auto's trial was undecided
+  double native_per_call_s = -1;  ///< native's time per call (the trial's, else the native calls')
   char strategy[32] = {};
   char note[96] = {};             ///< why a pattern stayed native, when it did
   std::int64_t candidate_count = 0;
