@@ -9,8 +9,10 @@
 
 namespace commsched::core {
 
-/// The most a text input (a machine file, a matrix, a host list) may hold: 1 MiB.
+/// The most a machine file may hold: 1 MiB.
 inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 20;
+/// The most a data input (a matrix, a host list for commsched-analyze) may hold: 256 MiB.
+inline constexpr std::size_t kMaxDataFileBytes = std::size_t{256} << 20;
 
 /// Reads the whole of `path` into `out` if it is a regular file (a symbolic link to one is
 /// fine) of at most `max_bytes` bytes. A FIFO, device, socket or directory is refused before it
