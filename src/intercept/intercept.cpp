@@ -251,7 +251,8 @@ void setup(int provided) {
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.active = s.cfg.enable;
   s.machine = cost::default_machine();
-  if (std::string error; !cost::load_machine(s.cfg.machine, s.machine, error)) {
+  // Disabled, nothing is read: the file could be anything, and it would not be used.
+  if (std::string error; s.cfg.enable && !cost::load_machine(s.cfg.machine, s.machine, error)) {
     // Every rank reads the same file: all of them run native, rank 0 says why.
     if (s.world_rank == 0) core::log_warn("COMMSCHED_MACHINE: " + error + "; running native");
     s.cfg.strategy = "native";
