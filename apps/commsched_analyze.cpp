@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +16,7 @@
 #include "analyze/matrix_text.hpp"
 #include "analyze/render.hpp"
 #include "analyze/whatif.hpp"
+#include "core/files.hpp"
 #include "plan/registry.hpp"
 
 using namespace commsched;
@@ -283,14 +284,15 @@ int run(int argc, char** argv) {
   }
   for (const std::string& w : ds.warnings) std::fprintf(stderr, "commsched-analyze: warning: %s\n", w.c_str());
   if (!a.hosts.empty()) {
-    std::ifstream in(a.hosts);
+    std::string text;
+    if (!core::read_regular_file(a.hosts, core::kMaxDataFileBytes, text, error)) {
+      std::fprintf(stderr, "commsched-analyze: %s\n", error.c_str());
+      return 1;
+    }
+    std::istringstream in(std::move(text));
     std::vector<std::string> hosts;
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) hosts.push_back(line);
-    if (!in.eof()) {
-      std::fprintf(stderr, "commsched-analyze: %s: cannot read\n", a.hosts.c_str());
-      return 1;
-    }
     if (hosts.size() != static_cast<std::size_t>(ds.world_size)) {
       std::fprintf(stderr, "commsched-analyze: %s: %zu host names for %d ranks\n",
                    a.hosts.c_str(), hosts.size(), static_cast<int>(ds.world_size));
@@ -333,11 +335,10 @@ int run(int argc, char** argv) {
                       focus->matrix.total_bytes() * std::max<std::uint64_t>(focus->calls, 1))
       focus = p;
   if (!a.write_matrix.empty()) {
-    std::ofstream out(a.write_matrix);
+    std::ostringstream out;
     if (focus) write_matrix_text(out, focus->matrix);
-    out.close();
     if (!focus) fail("--write-matrix: no pattern to write");
-    else if (!out) fail(a.write_matrix + ": cannot write");
+    else if (!core::replace_file(a.write_matrix, out.str(), error)) fail(error);
     else std::printf("wrote %s (%s)\n", a.write_matrix.c_str(), focus->label.c_str());
   }
 
@@ -400,12 +401,10 @@ int run(int argc, char** argv) {
   }
   if (a.machine_given && !a.csv.empty()) {
     const std::string path = a.csv + "-whatif.csv";
-    std::ofstream out(path);
-    out << "pattern,comm_size,strategy,ok,predicted_s,per_call_s,lower_bound_s,phases,messages,"
-           "wire_bytes,staging_max\n"
-        << whatif_csv;
-    out.close();
-    if (!out) fail(path + ": cannot write");
+    const std::string text =
+        "pattern,comm_size,strategy,ok,predicted_s,per_call_s,lower_bound_s,phases,messages,"
+        "wire_bytes,staging_max\n" + whatif_csv;
+    if (!core::replace_file(path, text, error)) fail(error);
     else std::printf("wrote %s\n", path.c_str());
   }
   return rc;

@@ -13,13 +13,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/comm_matrix.hpp"
+#include "core/files.hpp"
 #include "core/plan.hpp"
 #include "cost/fit.hpp"
 #include "cost/machine.hpp"
@@ -316,10 +316,9 @@ int calibrate(const Args& args) {
     if (args.out.empty()) {
       std::fputs(text.c_str(), stdout);
     } else {
-      std::ofstream file(args.out);
-      file << text;
-      if (!file) {
-        std::fprintf(stderr, "commsched-calibrate: cannot write %s\n", args.out.c_str());
+      // Written whole, and never through a link or onto a device (core/files.hpp).
+      if (std::string why; !core::replace_file(args.out, text, why)) {
+        std::fprintf(stderr, "commsched-calibrate: %s\n", why.c_str());
         return 1;
       }
       std::printf("wrote %s\n", args.out.c_str());

@@ -1,12 +1,13 @@
 #include "analyze/matrix_text.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <istream>
 #include <map>
 #include <ostream>
 #include <sstream>
 #include <vector>
+
+#include "core/files.hpp"
 
 namespace commsched::analyze {
 namespace {
@@ -82,11 +83,9 @@ bool parse_matrix_text(std::istream& in, std::string_view name, core::CommMatrix
 }
 
 bool read_matrix_text(const std::string& path, core::CommMatrix& out, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = path + ": cannot open";
-    return false;
-  }
+  std::string text;
+  if (!core::read_regular_file(path, core::kMaxDataFileBytes, text, error)) return false;
+  std::istringstream in(std::move(text));
   return parse_matrix_text(in, path, out, error);
 }
 

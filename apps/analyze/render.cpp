@@ -6,9 +6,10 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <sstream>
+
+#include "core/files.hpp"
 
 namespace commsched::analyze {
 namespace {
@@ -92,22 +93,10 @@ std::string heat(double x) {
   return buf;
 }
 
-bool open_out(const std::string& path, std::ofstream& out, std::string& error) {
-  out.open(path, std::ios::trunc);
-  if (!out) {
-    error = path + ": cannot write";
-    return false;
-  }
-  return true;
-}
-
-bool finish(const std::string& path, std::ofstream& out, std::string& error) {
-  out.close();
-  if (!out) {
-    error = path + ": write error";
-    return false;
-  }
-  return true;
+// Outputs are built in memory and written whole (core::replace_file): never through a symbolic
+// link or onto a FIFO or device, and a failed write leaves the old file as it was.
+bool finish(const std::string& path, const std::ostringstream& out, std::string& error) {
+  return core::replace_file(path, out.str(), error);
 }
 
 void svg_begin(std::ostream& o, double w, double h, const std::string& title) {
@@ -196,8 +185,7 @@ bool write_matrix_svg(const std::string& path, const PatternData& p, std::string
     return hi > lo ? (std::log(static_cast<double>(b)) - lo) / (hi - lo) : 1.0;
   };
 
-  std::ofstream o;
-  if (!open_out(path, o, error)) return false;
+  std::ostringstream o;
   svg_begin(o, width, height, "Communication matrix, " + pattern_title(p));
   o << "<text x=\"" << fmt(left + side / 2, 6) << "\" y=\"" << fmt(top - 8, 6)
     << "\" text-anchor=\"middle\">destination rank" << (block > 1 ? "s (blocks of " + std::to_string(block) + ")" : "")
@@ -246,8 +234,7 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
   const double left = 60, top = 70, plot_w = 900, height = top + row_h * n + 60;
   const double span = s.makespan > 0 ? s.makespan : 1;
   const double xs = plot_w / span;
-  std::ofstream o;
-  if (!open_out(path, o, error)) return false;
+  std::ostringstream o;
   svg_begin(o, left + plot_w + 40, height,
             "Schedule of " + row.id + ", " + pattern_title(p));
   o << "<text x=\"10\" y=\"36\">" << row.phases << " phases, " << row.transfers
@@ -308,8 +295,7 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
   if (tmax <= 0) tmax = 1;
   const double left = 130, top = 60, bar_h = 18, plot_w = 560;
   const double height = top + bar_h * static_cast<double>(bars.size()) + 60;
-  std::ofstream o;
-  if (!open_out(path, o, error)) return false;
+  std::ostringstream o;
   svg_begin(o, left + plot_w + 110, height, "Strategies for " + pattern_title(p));
   o << "<text x=\"10\" y=\"36\">"
     << (predicted ? "cost model prediction on " + esc(model.machine_name())
@@ -342,8 +328,7 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
 }
 
 bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string& error) {
-  std::ofstream o;
-  if (!open_out(path, o, error)) return false;
+  std::ostringstream o;
   // MPI_Wtime is per rank (not synchronised unless MPI_WTIME_IS_GLOBAL): times are shown from
   // the earliest call of any rank.
   double t0 = std::numeric_limits<double>::infinity();
@@ -406,8 +391,7 @@ bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string&
 
 bool write_csv(const std::string& prefix, const Dataset& ds, std::string& error) {
   const std::string mpath = prefix + "-matrix.csv", cpath = prefix + "-calls.csv";
-  std::ofstream m;
-  if (!open_out(mpath, m, error)) return false;
+  std::ostringstream m;
   m << "pattern,comm,comm_size,src,dst,bytes\n";
   for (const PatternData& p : ds.patterns)
     for (Rank i = 0; i < p.matrix.size(); ++i)
@@ -415,8 +399,7 @@ bool write_csv(const std::string& prefix, const Dataset& ds, std::string& error)
         m << p.label << ',' << trace::to_string(p.key.comm) << ',' << p.comm_size << ',' << i
           << ',' << e.peer << ',' << e.bytes << '\n';
   if (!finish(mpath, m, error)) return false;
-  std::ofstream c;
-  if (!open_out(cpath, c, error)) return false;
+  std::ostringstream c;
   c << "rank,loop,iterations,body_index,kind,comm,pattern,strategy,optimised,phases,"
        "first_start_s,end_s,calls,min_s,mean_s,max_s,sum_s\n";
   for (const RankTrace& rt : ds.ranks) {

@@ -1,8 +1,14 @@
 #include "core/log.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <set>
+
+#include <unistd.h>
+
+#include "core/files.hpp"
 
 namespace commsched::core {
 namespace {
@@ -12,6 +18,7 @@ struct LogState {
   LogLevel level = LogLevel::warn;
   int rank = -1;
   std::FILE* out = nullptr;  // nullptr: stderr
+  std::string out_path;
   std::set<std::string, std::less<>> seen;
 };
 
@@ -20,16 +27,33 @@ LogState& state() {
   return *s;
 }
 
+// One line to f; false when it did not reach f (a full disk, a quota).
+bool put_line(std::FILE* f, int rank, std::string_view tag, std::string_view msg) {
+  const int put =
+      rank >= 0
+          ? std::fprintf(f, "[commsched r%d] %.*s%.*s\n", rank, static_cast<int>(tag.size()),
+                         tag.data(), static_cast<int>(msg.size()), msg.data())
+          : std::fprintf(f, "[commsched] %.*s%.*s\n", static_cast<int>(tag.size()), tag.data(),
+                         static_cast<int>(msg.size()), msg.data());
+  return std::fflush(f) == 0 && put >= 0;
+}
+
 void emit(std::string_view tag, std::string_view msg) {
   LogState& s = state();
-  std::FILE* f = s.out ? s.out : stderr;
-  if (s.rank >= 0)
-    std::fprintf(f, "[commsched r%d] %.*s%.*s\n", s.rank, static_cast<int>(tag.size()), tag.data(),
-                 static_cast<int>(msg.size()), msg.data());
-  else
-    std::fprintf(f, "[commsched] %.*s%.*s\n", static_cast<int>(tag.size()), tag.data(),
-                 static_cast<int>(msg.size()), msg.data());
-  std::fflush(f);
+  if (!s.out) {
+    put_line(stderr, s.rank, tag, msg);
+    return;
+  }
+  if (put_line(s.out, s.rank, tag, msg)) return;
+  // The log file lost this line: say so once on stderr, and log there from now on, this line
+  // included, rather than lose more.
+  const int err = errno;
+  std::fclose(s.out);
+  s.out = nullptr;
+  put_line(stderr, s.rank, "warning: ",
+           "cannot write COMMSCHED_LOG_FILE '" + s.out_path + "' (" + std::strerror(err) +
+               "); logging to stderr from here");
+  put_line(stderr, s.rank, tag, msg);
 }
 
 bool first_time(LogState& s, std::string_view key) {
@@ -48,10 +72,19 @@ void log_configure(LogLevel level, int world_rank, const std::string& file_path)
   if (!file_path.empty() && !s.out) {
     // One file per rank so ranks never interleave lines: PATH.rN
     const std::string path = file_path + ".r" + std::to_string(world_rank);
-    s.out = std::fopen(path.c_str(), "a");
+    // Only a regular file (created if absent): a FIFO would hang the job, a symbolic link may
+    // point anywhere, and a device is not a log.
+    std::string error;
+    const int fd = open_output(path, OutputMode::append, error);
+    s.out = fd >= 0 ? ::fdopen(fd, "a") : nullptr;
+    if (fd >= 0 && !s.out) {
+      error = path + ": " + std::strerror(errno);
+      ::close(fd);
+    }
+    if (s.out) s.out_path = path;
     // Every rank tries its own file; one warning for the job, from rank 0.
     if (!s.out && world_rank <= 0)
-      emit("warning: ", "cannot open COMMSCHED_LOG_FILE '" + path + "'; logging to stderr");
+      emit("warning: ", "cannot use COMMSCHED_LOG_FILE: " + error + "; logging to stderr");
   }
 }
 

@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <utility>
 
 #include <toml.hpp>
+
+#include "core/files.hpp"
 
 namespace commsched::cost {
 
@@ -76,9 +77,14 @@ class Reader {
     return out;
   }
 
+  // A number in (0, max], or [0, max] with allow_zero. Machine files describe real machines;
+  // the bounds (machine.hpp) keep every time the simulator adds up finite.
   double number(const toml::value& v, const std::string& key, const std::string& table,
-                bool allow_zero) const {
-    const char* need = allow_zero ? "a non-negative number" : "a positive number";
+                bool allow_zero, double max, std::string_view unit) const {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", max);
+    const std::string need = std::string(allow_zero ? "a non-negative number" : "a positive number") +
+                             " up to " + bound + (unit.empty() ? "" : " ") + std::string(unit);
     double x = 0.0;
     if (v.is_floating()) {
       x = v.as_floating();
@@ -87,7 +93,7 @@ class Reader {
     } else {
       fail(v, "key '" + key + "' " + where(table) + " must be " + need);
     }
-    if (!std::isfinite(x) || x < 0.0 || (!allow_zero && x == 0.0))
+    if (!std::isfinite(x) || x < 0.0 || (!allow_zero && x == 0.0) || x > max)
       fail(v, "key '" + key + "' " + where(table) + " must be " + need);
     return x;
   }
@@ -113,13 +119,13 @@ void read_link(const Reader& r, const toml::value& v, const std::string& name, L
   const toml::value* overhead = nullptr;
   for (const auto& [key, value] : r.entries(v, name, {"alpha", "beta", "overhead"})) {
     if (key == "alpha") {
-      link.alpha_s = r.number(*value, key, name, true);
+      link.alpha_s = r.number(*value, key, name, true, kMaxAlphaS, "s");
       alpha = true;
     } else if (key == "overhead") {
-      link.overhead_s = r.number(*value, key, name, true);
+      link.overhead_s = r.number(*value, key, name, true, kMaxAlphaS, "s");
       overhead = value;
     } else {
-      link.beta_s_per_byte = r.number(*value, key, name, false);
+      link.beta_s_per_byte = r.number(*value, key, name, false, kMaxBetaSPerByte, "s/byte");
       beta = true;
     }
   }
@@ -183,8 +189,9 @@ void read_size_factor(const Reader& r, const toml::value& v, Machine& m) {
        r.entries(v, "size_factor", {"min_bytes", "alpha_factor", "beta_factor"})) {
     const toml::value& x = *value;
     if (key == "min_bytes") {
-      if (!x.is_integer() || x.as_integer() < 0)
-        r.fail(x, "key 'min_bytes' in [size_factor] must be a non-negative integer (bytes)");
+      if (!x.is_integer() || x.as_integer() < 0 || x.as_integer() > kMaxMessageBytes)
+        r.fail(x, "key 'min_bytes' in [size_factor] must be a non-negative integer (bytes) "
+                  "up to 2^40");
       row.min_bytes = static_cast<Bytes>(x.as_integer());
       if (!m.size_factors.empty() && row.min_bytes <= m.size_factors.back().min_bytes)
         r.fail(x, "key 'min_bytes' in [size_factor] must exceed the previous row's (" +
@@ -192,9 +199,9 @@ void read_size_factor(const Reader& r, const toml::value& v, Machine& m) {
                       "): rows go from small messages to large");
       have_min = true;
     } else if (key == "alpha_factor") {
-      row.alpha_factor = r.number(x, key, "size_factor", false);
+      row.alpha_factor = r.number(x, key, "size_factor", false, kMaxFactor, "");
     } else {
-      row.beta_factor = r.number(x, key, "size_factor", false);
+      row.beta_factor = r.number(x, key, "size_factor", false, kMaxFactor, "");
     }
   }
   if (!have_min) r.fail(v, "key 'min_bytes' missing in [[size_factor]]");
@@ -226,27 +233,25 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
     } else if (key == "node") {
       r.table(v, "node");
       for (const auto& [k, x] : r.entries(v, "node", {"beta"}))
-        m.node_beta_s_per_byte = r.number(*x, k, "node", true);
+        m.node_beta_s_per_byte = r.number(*x, k, "node", true, kMaxBetaSPerByte, "s/byte");
     } else if (key == "inter_cluster") {
       r.table(v, "inter_cluster");
-      for (const auto& [k, x] : r.entries(v, "inter_cluster", {"sharing"})) {
-        m.inter_sharing = r.number(*x, k, "inter_cluster", true);
-        if (m.inter_sharing > 1.0)
-          r.fail(*x, "key 'sharing' in [inter_cluster] must be between 0 and 1");
-      }
+      for (const auto& [k, x] : r.entries(v, "inter_cluster", {"sharing"}))
+        m.inter_sharing = r.number(*x, k, "inter_cluster", true, 1.0, "");
     } else if (key == "memory") {
       r.table(v, "memory");
       for (const auto& [k, x] : r.entries(v, "memory", {"copy_beta"}))
-        m.copy_beta_s_per_byte = r.number(*x, k, "memory", true);
+        m.copy_beta_s_per_byte = r.number(*x, k, "memory", true, kMaxBetaSPerByte, "s/byte");
     } else if (key == "rendezvous") {
       r.table(v, "rendezvous");
       for (const auto& [k, x] : r.entries(v, "rendezvous", {"min_bytes", "wait"})) {
         if (k == "wait") {
-          m.rendezvous_wait = r.number(*x, k, "rendezvous", true);
+          m.rendezvous_wait = r.number(*x, k, "rendezvous", true, kMaxFactor, "");
           continue;
         }
-        if (!x->is_integer() || x->as_integer() < 1)
-          r.fail(*x, "key 'min_bytes' in [rendezvous] must be a positive integer (bytes)");
+        if (!x->is_integer() || x->as_integer() < 1 || x->as_integer() > kMaxMessageBytes)
+          r.fail(*x, "key 'min_bytes' in [rendezvous] must be a positive integer (bytes) up "
+                     "to 2^40");
         m.rendezvous_bytes = static_cast<Bytes>(x->as_integer());
       }
     } else if (key == "native") {
@@ -284,6 +289,59 @@ void read_machine(const Reader& r, const toml::value& root, Machine& m) {
   if (!have_self) m.at(LinkClass::self) = builtin_default().at(LinkClass::self);
   if (m.cluster_split > 0 && !m.clusters.empty())
     r.fail(root, "key 'split' in [layout] and [[cluster]] entries exclude each other");
+}
+
+// toml11 parses arrays and inline tables recursively, so a few kilobytes of nested brackets
+// overflow the stack, and it takes time quadratic in the parts of a dotted key (50 000 parts:
+// 40 s). A machine file needs two levels and two parts; more than kMaxNesting of either is
+// refused by this scan, which skips strings and comments, before the parser sees the text.
+// Dots are counted per line (a key is on one line), decimal points included: no key of a
+// machine file takes a list of numbers.
+constexpr int kMaxNesting = 32;
+
+bool nesting_ok(std::string_view text, const std::string& file, std::string& error) {
+  int depth = 0, dots = 0;
+  std::size_t line = 1;
+  auto too_deep = [&] {
+    error = file + ":" + std::to_string(line) + ": nested too deeply (more than " +
+            std::to_string(kMaxNesting) + " levels of brackets, braces or dotted key parts)";
+    return false;
+  };
+  const std::size_t size = text.size();
+  for (std::size_t i = 0; i < size; ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      dots = 0;
+    } else if (c == '.') {
+      if (++dots > kMaxNesting) return too_deep();
+    } else if (c == '#') {
+      while (i + 1 < size && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const std::string_view quote = text.substr(i, 3) == std::string(3, c) ? text.substr(i, 3)
+                                                                             : text.substr(i, 1);
+      const bool multi = quote.size() == 3;
+      std::size_t j = i + quote.size();
+      for (; j < size; ++j) {
+        if (text[j] == '\n') {
+          if (!multi) break;  // an unterminated string: the parser will say so
+          ++line;
+        } else if (c == '"' && text[j] == '\\') {
+          if (j + 1 < size && text[j + 1] == '\n') ++line;
+          ++j;
+        } else if (text.substr(j, quote.size()) == quote) {
+          break;
+        }
+      }
+      // Resume on the closing quote, or before the newline that ended the string.
+      i = j >= size ? size : text[j] == '\n' ? j - 1 : j + quote.size() - 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) return too_deep();
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) {
@@ -351,6 +409,7 @@ bool parse_machine(std::string_view text, std::string_view file, Machine& machin
                    std::string& error) {
   const std::string file_name(file);
   try {
+    if (!nesting_ok(text, file_name, error)) return false;
     std::istringstream in{std::string(text)};
     const toml::value root = toml::parse(in, file_name);
     Machine m;
@@ -394,14 +453,9 @@ bool load_machine(std::string_view name_or_path, Machine& machine, std::string& 
                          machine, error);
   }
   const std::string path(name_or_path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open machine file";
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_machine(text.str(), path, machine, error);
+  std::string text;
+  if (!core::read_regular_file(path, core::kMaxTextFileBytes, text, error)) return false;
+  return parse_machine(text, path, machine, error);
 }
 
 std::string to_toml(const Machine& m) {

@@ -13,6 +13,13 @@
 
 namespace commsched::cost {
 
+/// What a machine file may say (README "Machine files"): physical ranges, wide enough for any
+/// real machine and narrow enough that no predicted time overflows.
+inline constexpr double kMaxAlphaS = 1.0;           ///< alpha and overhead: at most 1 s
+inline constexpr double kMaxBetaSPerByte = 1e-3;    ///< every beta: at most 1 ms/byte (1 kB/s)
+inline constexpr double kMaxFactor = 1e3;           ///< size factors and rendezvous wait
+inline constexpr std::int64_t kMaxMessageBytes = std::int64_t{1} << 40;  ///< min_bytes keys
+
 /// How two ranks are connected, cheapest first.
 enum class LinkClass : std::uint8_t { self = 0, node = 1, cluster = 2, inter = 3 };
 inline constexpr std::array<std::string_view, 4> kLinkClassNames{"self", "node", "cluster",

@@ -62,7 +62,8 @@ class Engine {
   Engine(const Machine& machine, const core::Topology& topo, Rank n)
       : machine_(machine), topo_(topo), n_(n), clusters_(topo.clusters()) {}
 
-  // Runs the flows; ranks enter their first phase at time `start`. Returns the finish time.
+  // Runs the flows; ranks enter their first phase at time `start`. Returns the finish time,
+  // or infinity (no prediction) when the times are not finite or the run does not settle.
   // A rank posts its sends of a phase in core::send_order, or with `in_order` as the flows come.
   double run(const std::vector<Flow>& flows, double start, bool in_order = false) {
     const auto n = static_cast<std::size_t>(n_);
@@ -195,7 +196,16 @@ class Engine {
       if (--left[to] == 0) done_ranks.push_back(to);
     };
 
+    // Every step retires at least one event (a post, a start-up or a transfer ending, an
+    // arrival), at most four per flow; the cap only trips when rounding keeps time from moving
+    // (times so large that dt vanishes against now), and then there is no prediction.
+    const std::size_t max_steps = 8 * (flows.size() + n) + 1024;
+    std::size_t steps = 0;
+    for (const Flow& fl : flows)
+      if (!std::isfinite(fl.cpu + fl.startup + fl.work + fl.latency))
+        return std::numeric_limits<double>::infinity();
     while (remaining > 0) {
+      if (++steps > max_steps) return std::numeric_limits<double>::infinity();
       // Start every message whose ends are in its phase and whose ports are free.
       scan.swap(touched);
       touched.clear();
@@ -294,6 +304,8 @@ class Engine {
         slow[i] = s;
         dt = std::min(dt, a.work * s);
       }
+      if (!(dt >= 0.0) || !std::isfinite(now + dt))  // NaN too
+        return std::numeric_limits<double>::infinity();
       const double tol = dt * 1e-12 + 1e-18;
       now += dt;
       done_ranks.clear();

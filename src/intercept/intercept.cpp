@@ -221,7 +221,7 @@ void open_trace(Global& s) {
     core::log_warn("COMMSCHED_TRACE: " +
                    (ok ? std::string("some ranks cannot write their trace in '") +
                              s.cfg.trace_dir + "'; those ranks write none"
-                       : error + "; no trace written"));
+                       : error));
   if (!ok) return;
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;

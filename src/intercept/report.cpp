@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
 
+#include "core/files.hpp"
 #include "core/log.hpp"
 
 namespace commsched::intercept {
@@ -198,20 +198,10 @@ void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const 
   const std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return;
-  const std::string tmp = json_path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << to_json(recs, h);
-    if (!f) {
-      core::log_warn("cannot write COMMSCHED_REPORT '" + json_path + "'; no JSON report written");
-      std::remove(tmp.c_str());
-      return;
-    }
-  }
-  if (std::rename(tmp.c_str(), json_path.c_str()) != 0) {
-    core::log_warn("cannot write COMMSCHED_REPORT '" + json_path + "'; no JSON report written");
-    std::remove(tmp.c_str());
-  }
+  // Written whole or not at all, and only onto a regular file or a new name: a device, FIFO or
+  // symbolic link given as the report is refused rather than replaced (README "Report").
+  if (std::string error; !core::replace_file(json_path, to_json(recs, h), error))
+    core::log_warn("cannot write COMMSCHED_REPORT: " + error + "; no JSON report written");
 }
 
 }  // namespace commsched::intercept

@@ -38,9 +38,16 @@ constexpr std::array kSpecs{
          "`auto` apply; bursts on `MPI_COMM_WORLD`)."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
-         "Write log lines to `PATH.rN` (one file per rank) instead of stderr."},
+         "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
+         "file (created if absent): a FIFO, device or symbolic link there gets one warning and "
+         "logging stays on stderr; if the file stops taking lines (a full disk), one warning on "
+         "stderr and logging continues there."},
     Spec{"REPORT", "path", "",
-         "Rank 0 writes a JSON report of patterns, plans and timings here at `MPI_Finalize`."},
+         "Rank 0 writes a JSON report of patterns, plans and timings here at `MPI_Finalize`: "
+         "to a new temporary file next to it, renamed onto it, so it is whole or untouched. "
+         "Only onto a regular file or a new name: a symbolic link, FIFO, device (`/dev/null` "
+         "too: leave the variable unset for no report) or directory gets one warning and "
+         "nothing is written."},
     Spec{"RSNH_LAMBDA", "choice", "incremental",
          "How `rs_nh` picks its split threshold λ: `incremental`, `proportional`, `one` (never "
          "split), `fixed` (λ = 0.875), or a number in (0, 1] meaning `fixed` with that λ."},
@@ -52,7 +59,8 @@ constexpr std::array kSpecs{
     Spec{"MACHINE", "path", "",
          "Machine cost model: a preset name from `config/machines/` (e.g. `cm5`, `lemieux`) or "
          "the path of a TOML machine file. Unset: the built-in default. A malformed file gives "
-         "one error naming file, line and key, and the job runs native."},
+         "one error naming file, line and key, and the job runs native (limits: \"Machine "
+         "files\" below). Not read at all when `COMMSCHED_ENABLE=0`."},
     Spec{"TRIAL", "bool", "1",
          "`auto` measures its best predicted candidates in pairs against native, within 2 % of "
          "the communicator's time so far, and keeps a candidate only when it wins a sign test "
@@ -71,7 +79,9 @@ constexpr std::array kSpecs{
          "Most staging memory per rank an indirect plan may use, in bytes with an optional K, M "
          "or G suffix (powers of 1024); a plan that needs more is not chosen."},
     Spec{"TRACE", "path", "",
-         "Directory where every rank writes its trace file (created if missing)."},
+         "Directory where every rank writes its trace file (created if missing). A FIFO, "
+         "device or symbolic link at a rank's trace name (`rank<R>.cstrace` or its `.part`) is "
+         "not opened or replaced: that rank writes no trace, one warning."},
     Spec{"TRACE_LIMIT", "size", "64M",
          "Largest trace file per rank, in bytes with an optional K, M or G suffix."},
     Spec{"TRACE_SIGNAL", "bool", "0", "`1`: `SIGUSR1` makes every rank flush its trace mid-run."},

@@ -6,15 +6,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
+#include "core/files.hpp"
 #include "trace/encoding.hpp"
 
 namespace commsched::trace {
 namespace {
 
-constexpr std::uint64_t kMaxFileBytes = 1ull << 32;   // far above any COMMSCHED_TRACE_LIMIT
+constexpr std::size_t kMaxFileBytes = std::size_t{1} << 32;   // far above any COMMSCHED_TRACE_LIMIT
 constexpr std::size_t kMaxMetaKey = 4096;
 constexpr std::size_t kMaxMetaValue = 1 << 20;
 constexpr std::size_t kMaxStrategyName = 256;
@@ -337,33 +337,14 @@ bool parse(std::span<const std::uint8_t> bytes, Trace& out, std::string& error,
 bool read_file(const std::string& path, Trace& out, std::string& error,
                const ReadOptions& options) {
   out = Trace{};
-  try {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-      error = path + ": cannot open (" + std::strerror(errno) + ")";
-      return false;
-    }
-    const std::streamoff end = in.tellg();
-    if (end < 0 || static_cast<std::uint64_t>(end) > kMaxFileBytes) {
-      error = path + ": not a regular file of a plausible size";
-      return false;
-    }
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(end));
-    in.seekg(0);
-    if (!bytes.empty() &&
-        !in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(end))) {
-      error = path + ": read error";
-      return false;
-    }
-    if (!parse(bytes, out, error, options)) {
-      error = path + ": " + error;
-      return false;
-    }
-    return true;
-  } catch (const std::bad_alloc&) {
-    error = path + ": out of memory reading the file";
+  std::string bytes;
+  if (!core::read_regular_file(path, kMaxFileBytes, bytes, error)) return false;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  if (!parse({data, bytes.size()}, out, error, options)) {
+    error = path + ": " + error;
     return false;
   }
+  return true;
 }
 
 }  // namespace commsched::trace

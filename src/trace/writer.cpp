@@ -9,6 +9,9 @@
 #include <new>
 #include <system_error>
 
+#include <unistd.h>
+
+#include "core/files.hpp"
 #include "trace/encoding.hpp"
 
 namespace commsched::trace {
@@ -87,10 +90,18 @@ bool Writer::open(const std::string& dir, int world_rank, int world_size,
     limit_ = limit_bytes < kMinLimit ? kMinLimit : limit_bytes;
     part_path_ = (fs::path(dir) / partial_file_name(world_rank)).string();
     final_path_ = (fs::path(dir) / file_name(world_rank)).string();
-    file_ = std::fopen(part_path_.c_str(), "wb");
+    // Only regular files: a FIFO or device planted under either name would hang the job or be
+    // replaced by the rename at close, and a symbolic link is not followed.
+    std::string why = core::unreplaceable(final_path_);
+    const int fd = why.empty() ? core::open_output(part_path_, core::OutputMode::truncate, why)
+                               : -1;
+    file_ = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
     if (!file_) {
-      error = "cannot write the trace file '" + part_path_ + "': " + std::strerror(errno) +
-              "; no trace is written";
+      if (fd >= 0) {
+        why = part_path_ + ": " + std::strerror(errno);
+        ::close(fd);
+      }
+      error = "cannot write the trace file " + why + "; no trace is written";
       return false;
     }
     buffer_ = header(false);
@@ -386,6 +397,10 @@ bool Writer::close(double t_close) noexcept {
     file_ = nullptr;
     if (rc != 0) {
       fail("cannot finish the trace file '" + part_path_ + "': " + std::strerror(errno));
+      return false;
+    }
+    if (std::string why = core::unreplaceable(final_path_); !why.empty()) {
+      fail("cannot rename '" + part_path_ + "' onto " + why);
       return false;
     }
     std::error_code ec;

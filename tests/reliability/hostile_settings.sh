@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hostile settings (issue 9, part 5): every COMMSCHED_* variable given bad values (empty, huge,
 # negative, junk, non-UTF-8 bytes, paths that do not exist, cannot be written, are directories,
-# or are links to /dev/zero). Each row launches alltoallv_check with the library preloaded and
+# or are links to /dev/zero; issue 25: FIFOs, devices, oversized or deeply nested machine files,
+# links and devices as outputs). Each row launches alltoallv_check with the library preloaded and
 # checks:
 #   warn  exactly one warning line on stderr, and it names the variable (no other warnings);
 #   none  no warning at all: the value is legitimately accepted (the table says why);
@@ -42,13 +43,30 @@ ln -s /dev/zero "$work/zero_link"
 echo "not a directory" >"$work/plain_file"
 printf '[machine\nalpha = \n' >"$work/broken.toml"
 nonutf8=$'\xff\xfe\xc3\x28'
+# Hostile files (issue 25): FIFOs, devices, oversized and deeply nested machine files. A file
+# named by a setting must be refused at once with one warning, never waited on or read forever.
+mkfifo "$work/fifo"
+yes '# padding to 2 MiB, over the 1 MiB cap on machine files' | head -c $((2 << 20)) >"$work/big.toml"
+printf 'x = %s%s\n' "$(printf '[%.0s' {1..10000})" "$(printf ']%.0s' {1..10000})" >"$work/deep.toml"
+printf '[link.cluster]\nalpha = 1e-6\nbeta = 1e308\n' >"$work/huge_beta.toml"
+mkdir -p "$work/trace_part_fifo" "$work/trace_final_fifo" "$work/report_dir"
+mkfifo "$work/trace_part_fifo/rank0.cstrace.part" "$work/trace_final_fifo/rank0.cstrace"
+mkfifo "$work/report_dir/r.json.tmp"   # the name the report's temporary file once had
+echo "keep" >"$work/log_target"
+for r in 0 1 2 3 4 5 6 7; do  # the log file is PATH.rN, one per rank
+  mkfifo "$work/fifo_log.r$r"
+  ln -s "$work/log_target" "$work/link_log.r$r"
+  ln -s /dev/full "$work/full_log.r$r"
+done
 huge_digits=$(printf '9%.0s' {1..400})
 long_value=$(printf 'x%.0s' {1..5000})
 
 # The table: row VAR VALUE EXPECT WHY. VAR without the COMMSCHED_ prefix; a VAR starting with '!'
-# is an environment name given as it is (unknown or miscased names).
-vars=() values=() expects=() whys=()
-row() { vars+=("$1"); values+=("$2"); expects+=("$3"); whys+=("$4"); }
+# is an environment name given as it is (unknown or miscased names). row_also KEY=VALUE ... sets
+# one more COMMSCHED_ variable for the row.
+vars=() values=() expects=() whys=() extras=()
+row() { vars+=("$1"); values+=("$2"); expects+=("$3"); whys+=("$4"); extras+=(""); }
+row_also() { local extra=$1; shift; row "$@"; extras[${#extras[@]} - 1]=$extra; }
 
 row ENABLE ""                warn "empty is not a boolean"
 row ENABLE "maybe"           warn "not a boolean"
@@ -78,7 +96,14 @@ row LOG_FILE ""              none "empty means stderr, the default"
 row REPORT "/nonexistent/dir/r.json" warn "directory does not exist: no JSON"
 row REPORT "$work/dir"       warn "a directory given as the report file"
 row REPORT "/proc/self/r.json" warn "cannot be written"
-row REPORT "$work/zero_link" none "a link to /dev/zero: the report replaces the link (written to .tmp, renamed)"
+row REPORT "$work/zero_link" warn "a symbolic link: refused, neither followed nor replaced"
+row REPORT "$work/fifo"      warn "a FIFO: refused at once, not replaced, nothing written"
+row REPORT "/dev/null"       warn "a device: refused, not replaced (no report: leave REPORT unset)"
+row REPORT "/dev/full"       warn "a device: refused, not replaced"
+row REPORT "$work/report_dir/r.json" none "a FIFO at r.json.tmp is not used: the temporary is a new name"
+row LOG_FILE "$work/fifo_log" warn "PATH.rN are FIFOs: refused at once, logs to stderr"
+row LOG_FILE "$work/link_log" warn "PATH.rN are symbolic links: not followed, logs to stderr"
+row LOG_FILE "$work/full_log" warn "PATH.rN are links to /dev/full: refused, logs to stderr"
 row REPORT "$work/dir/${nonutf8}.json" none "a non-UTF-8 file name is a legal path"
 row RSNH_LAMBDA "0"          warn "not in (0, 1]"
 row RSNH_LAMBDA "1.5"        warn "above 1"
@@ -132,16 +157,26 @@ row MACHINE "$work/dir"      warn "a directory given as the machine file"
 row MACHINE "$work/broken.toml" warn "malformed TOML: one error naming file, line and key"
 row MACHINE "bogus_preset"   warn "no such preset"
 row MACHINE "$work/${nonutf8}.toml" warn "non-UTF-8 name, file does not exist"
+row MACHINE "$work/fifo"     warn "a FIFO: refused at once, never waited on"
+row MACHINE "/dev/zero"      warn "a device: refused before it is read"
+row MACHINE "/dev/urandom"   warn "a device: refused before it is read"
+row MACHINE "$work/big.toml" warn "2 MiB: over the 1 MiB cap on machine files"
+row MACHINE "$work/deep.toml" warn "10 000 nested brackets: refused before the parser recurses"
+row MACHINE "$work/huge_beta.toml" warn "beta = 1e308: outside the physical range (would not end)"
+row_also ENABLE=0 MACHINE "$work/fifo" none "disabled: the machine file is not read at all"
 row TRACE "/proc/self/trace" warn "cannot be created"
 row TRACE "$work/zero_link"  warn "a link to /dev/zero is not a directory"
 row TRACE "$work/plain_file" warn "a regular file given as the trace directory"
 row TRACE "$work/tracedir/${nonutf8}" none "a non-UTF-8 directory name is legal (created)"
+row TRACE "$work/trace_part_fifo" warn "rank0.cstrace.part is a FIFO: rank 0 writes no trace"
+row TRACE "$work/trace_final_fifo" warn "rank0.cstrace is a FIFO: not replaced, rank 0 writes no trace"
 
 check_ok='alltoallv_check: [0-9]+ passed, 0 failed'
 
 run_row() {  # index -> writes $work/result.<index>: "pass|fail|skip <message>"
-  local k=$1 var=${vars[$1]} value=${values[$1]} expect=${expects[$1]}
-  local name envs=()
+  local k=$1 var=${vars[$1]} value=${values[$1]} expect=${expects[$1]} extra=${extras[$1]}
+  local name envs=() also=()
+  [[ -n "$extra" ]] && also=(--set "COMMSCHED_$extra")
   if [[ "$var" == '!COMMSCHED_'* ]]; then  # run_preloaded.sh drops inherited COMMSCHED_*
     name=${var#!}
   elif [[ "$var" == '!'* ]]; then
@@ -154,7 +189,7 @@ run_row() {  # index -> writes $work/result.<index>: "pass|fail|skip <message>"
   if [[ ${#envs[@]} -gt 0 ]]; then
     env "${envs[@]}" bash "$runner" --lib "$lib" --expect-output "$check_ok" -- "${launch[@]}" >"$out" 2>&1
   else
-    bash "$runner" --lib "$lib" --set "$name=$value" --expect-output "$check_ok" -- "${launch[@]}" >"$out" 2>&1
+    bash "$runner" --lib "$lib" --set "$name=$value" "${also[@]+"${also[@]}"}" --expect-output "$check_ok" -- "${launch[@]}" >"$out" 2>&1
   fi
   local rc=$? verdict=pass why=""
   # Warning lines of the library (not run_preloaded's own lines).

@@ -158,6 +158,40 @@ p = run("--matrix", badm, expect=1)
 check("bad.txt:3" in p.stderr, "bad matrix line named:\n" + p.stderr)
 run("--bogus", expect=2)
 
+# Hostile files (issue 25): refused at once, one message naming the file, nothing replaced.
+import time
+fifo = os.path.join(work, "fifo")
+os.mkfifo(fifo)
+deep = os.path.join(work, "deep.toml")
+with open(deep, "w") as f:
+    f.write("x = " + "[" * 10000 + "]" * 10000 + "\n")
+huge_beta = os.path.join(work, "huge_beta.toml")
+with open(huge_beta, "w") as f:
+    f.write("[link.cluster]\nalpha = 1e-6\nbeta = 1e308\n")
+for args, why in [(["--matrix", fifo], fifo + ": a FIFO, not a regular file"),
+                  (["--matrix", "/dev/zero"], "/dev/zero: a character device"),
+                  (["--matrix", matrix_file, "--hosts", fifo], fifo + ": a FIFO"),
+                  (["--matrix", matrix_file, "--machine", fifo], fifo + ": a FIFO"),
+                  (["--matrix", matrix_file, "--machine", "/dev/urandom"], "a character device"),
+                  (["--matrix", matrix_file, "--machine", deep], "deep.toml:1: nested too deeply"),
+                  (["--matrix", matrix_file, "--machine", huge_beta],
+                   "huge_beta.toml:3: key 'beta' in [link.cluster] must be a positive number"),
+                  (["--matrix", matrix_file, "--write-matrix", fifo], fifo + ": a FIFO"),
+                  ([golden, "--chrome-trace", "/dev/null"], "/dev/null: a character device")]:
+    t0 = time.monotonic()
+    p = run(*args, expect=1)
+    check(time.monotonic() - t0 < 10, f"{args}: took {time.monotonic() - t0:.1f} s")
+    check(why in p.stderr and p.stderr.count("commsched-analyze:") == 1,
+          f"{args}: expected one message with '{why}':\n{p.stderr}")
+keep = os.path.join(work, "keep.txt")
+with open(keep, "w") as f:
+    f.write("keep")
+link = os.path.join(work, "link-matrix.csv")
+os.symlink(keep, link)
+p = run("--matrix", matrix_file, "--csv", os.path.join(work, "link"), expect=1)
+check("link-matrix.csv: a symbolic link" in p.stderr, "CSV onto a link refused:\n" + p.stderr)
+check(os.path.islink(link) and open(keep).read() == "keep", "the link and its target are kept")
+
 if failures:
     print(f"check_analyze: {len(failures)} failures", file=sys.stderr)
     sys.exit(1)

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,7 +89,7 @@ TEST(MachineFile, FilesFromDiskAndUnknownNames) {
   EXPECT_EQ(m.at(LinkClass::inter), m.at(LinkClass::cluster));
   std::remove(path.c_str());
   EXPECT_FALSE(cost::load_machine(path, m, error));
-  EXPECT_EQ(error, path + ": cannot open machine file");
+  EXPECT_EQ(error, path + ": cannot open (No such file or directory)");
   EXPECT_FALSE(cost::load_machine("nosuch", m, error));
   EXPECT_NE(error.find("unknown machine 'nosuch' (presets: default, cm5"), std::string::npos)
       << error;
@@ -164,7 +166,7 @@ TEST(MachineFile, MalformedFilesNameFileLineAndKey) {
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[node]\nbeta = -2\n",
        "x.toml:5: key 'beta' in [node] must be a non-negative number"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[inter_cluster]\nsharing = 2\n",
-       "x.toml:5: key 'sharing' in [inter_cluster] must be between 0 and 1"},
+       "x.toml:5: key 'sharing' in [inter_cluster] must be a non-negative number up to 1"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[inter_cluster]\nshare = 1\n",
        "x.toml:5: unknown key 'share' in [inter_cluster] (valid: sharing)"},
       {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[memory]\ncopy_beta = true\n",
@@ -715,6 +717,142 @@ TEST(CostAwarePlanners, PairTimeUsesTheLinkClass) {
   EXPECT_DOUBLE_EQ(t(0, 1, 100), 5e-7 + 100 * 5e-10);
   EXPECT_DOUBLE_EQ(t(0, 2, 100), 1e-6 + 100 * 1e-9);
   EXPECT_DOUBLE_EQ(t(0, 3, 100), 1e-5 + 100 * 1e-8);
+}
+
+// --- hostile machine files (issue 25) -----------------------------------------------------
+
+// Values a validator once let through, each rejected with file, line and key.
+TEST(MachineFile, ParametersOutsidePhysicalRangesAreRefused) {
+  const BadFile cases[] = {
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e308\n",
+       "x.toml:3: key 'beta' in [link.cluster] must be a positive number up to 0.001 s/byte"},
+      {"[link.cluster]\nalpha = 1e300\nbeta = 1e-9\n",
+       "x.toml:2: key 'alpha' in [link.cluster] must be a non-negative number up to 1 s"},
+      {"[link.cluster]\nalpha = -1e-6\nbeta = 1e-9\n",
+       "x.toml:2: key 'alpha' in [link.cluster] must be a non-negative number up to 1 s"},
+      {"[link.cluster]\nalpha = nan\nbeta = 1e-9\n",
+       "x.toml:2: key 'alpha' in [link.cluster] must be a non-negative number up to 1 s"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = inf\n",
+       "x.toml:3: key 'beta' in [link.cluster] must be a positive number up to 0.001 s/byte"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = -inf\n",
+       "x.toml:3: key 'beta' in [link.cluster] must be a positive number up to 0.001 s/byte"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[link.node]\nalpha = 2\nbeta = 1e-9\n",
+       "x.toml:5: key 'alpha' in [link.node] must be a non-negative number up to 1 s"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[node]\nbeta = 1e308\n",
+       "x.toml:5: key 'beta' in [node] must be a non-negative number up to 0.001 s/byte"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[memory]\ncopy_beta = 1\n",
+       "x.toml:5: key 'copy_beta' in [memory] must be a non-negative number up to 0.001 s/byte"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\nmin_bytes = 0\n"
+       "beta_factor = 1e300\n",
+       "x.toml:6: key 'beta_factor' in [size_factor] must be a positive number up to 1000"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[[size_factor]]\n"
+       "min_bytes = 9223372036854775807\n",
+       "x.toml:5: key 'min_bytes' in [size_factor] must be a non-negative integer (bytes) up to "
+       "2^40"},
+      {"[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n[rendezvous]\nmin_bytes = 1\nwait = 1e9\n",
+       "x.toml:6: key 'wait' in [rendezvous] must be a non-negative number up to 1000"},
+  };
+  for (const BadFile& c : cases) {
+    Machine m = cost::default_machine();
+    std::string error;
+    EXPECT_FALSE(cost::parse_machine(c.text, "x.toml", m, error)) << c.text;
+    EXPECT_EQ(error, c.message) << c.text;
+    EXPECT_EQ(m, cost::default_machine());
+  }
+  // The bounds themselves are legal.
+  Machine m;
+  std::string error;
+  EXPECT_TRUE(cost::parse_machine("[link.cluster]\nalpha = 1\nbeta = 1e-3\n[[size_factor]]\n"
+                                  "min_bytes = 1099511627776\nalpha_factor = 1000\n"
+                                  "beta_factor = 1000\n",
+                                  "x.toml", m, error))
+      << error;
+}
+
+// toml11 recurses on nested arrays and inline tables: 10 000 levels in 20 KB overflowed the
+// stack. The scan refuses them first; brackets in strings and comments do not count.
+TEST(MachineFile, DeepNestingIsRefusedBeforeParsing) {
+  const std::string head = "[link.cluster]\nalpha = 1e-6\nbeta = 1e-9\n";
+  const std::string deep_arrays =
+      head + "x = " + std::string(10000, '[') + std::string(10000, ']');
+  std::string deep_tables = head + "x = ";
+  for (int i = 0; i < 10000; ++i) deep_tables += "{a = ";
+  deep_tables += "1" + std::string(10000, '}');
+  for (const std::string& text : {deep_arrays, deep_tables}) {
+    Machine m;
+    std::string error;
+    EXPECT_FALSE(cost::parse_machine(text, "x.toml", m, error));
+    EXPECT_EQ(error, "x.toml:4: nested too deeply (more than 32 levels of brackets, braces or dotted key parts)");
+  }
+  // 32 levels reach the parser (which then rejects the unknown key).
+  Machine m;
+  std::string error;
+  EXPECT_FALSE(cost::parse_machine(
+      head + "x = " + std::string(32, '[') + std::string(32, ']') + "\n", "x.toml", m, error));
+  EXPECT_EQ(error.rfind("x.toml:4: unknown key 'x'", 0), 0u) << error;
+  // Brackets inside strings and comments are text, not nesting; lines still count.
+  const std::string quoted = "name = \"" + std::string(100, '[') + "\\\"\"\n# " +
+                             std::string(100, '{') + "\ndescription = '''\n" +
+                             std::string(100, '[') + "\n'''\n" + head;
+  EXPECT_TRUE(cost::parse_machine(quoted, "x.toml", m, error)) << error;
+  EXPECT_FALSE(cost::parse_machine(quoted + "y = " + std::string(40, '['), "x.toml", m, error));
+  EXPECT_EQ(error, "x.toml:9: nested too deeply (more than 32 levels of brackets, braces or dotted key parts)");
+  // Dotted keys cost the parser time quadratic in their parts (50 000: 40 s); counted per line.
+  std::string dotted = head + "[x";
+  for (int i = 0; i < 50000; ++i) dotted += ".\"a\"";
+  EXPECT_FALSE(cost::parse_machine(dotted + "]\n", "x.toml", m, error));
+  EXPECT_EQ(error, "x.toml:4: nested too deeply (more than 32 levels of brackets, braces or "
+                   "dotted key parts)");
+  EXPECT_TRUE(cost::parse_machine("[link . cluster]\nalpha = 1.5e-6\nbeta = 1.0e-9\n",
+                                  "x.toml", m, error))
+      << error;
+}
+
+// Machines the validator refuses never reach the simulator from a file, but the simulator
+// still ends on them: a time it cannot compute is no prediction (infinity), never a hang.
+TEST(Simulator, EndsOnExtremeMachines) {
+  const Rank n = 6;
+  std::vector<Bytes> dense(static_cast<std::size_t>(n * n));
+  for (std::size_t k = 0; k < dense.size(); ++k)
+    dense[k] = (Bytes{1} << 40) + static_cast<Bytes>(k);
+  const CommMatrix mat = CommMatrix::from_dense(n, dense);
+  core::Topology topo;
+  topo.node_of = {0, 0, 0, 1, 1, 1};
+  const auto inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* name;
+    double alpha, beta, overhead, node_beta;
+    int finite;  // 1: a time, 0: no prediction, -1: either
+  } cases[] = {
+      {"largest legal values", cost::kMaxAlphaS, cost::kMaxBetaSPerByte, -1, 1e-3, 1},
+      {"largest legal, with an overhead", cost::kMaxAlphaS, cost::kMaxBetaSPerByte, 0.5, 0, 1},
+      {"beta 1e308", 1e-6, 1e308, -1, 0, 0},
+      {"alpha 1e300 beside tiny beta", 1e300, 1e-300, 1e-300, 0, -1},
+      {"alpha infinite", inf, 1e-9, -1, 0, 0},
+      {"beta NaN", 1e-6, std::nan(""), -1, 0, 0},
+  };
+  for (const Case& c : cases) {
+    Machine m = simple_machine();
+    for (cost::Link& l : m.link) l = {c.alpha, c.beta, c.overhead};
+    m.node_beta_s_per_byte = c.node_beta;
+    m.size_factors = {{0, cost::kMaxFactor, cost::kMaxFactor}};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> times{cost::predict_native(mat, m, topo),
+                              cost::predict_call(nullptr, mat, m, topo)};
+    for (const plan::Strategy& st : plan::strategies())
+      if (st.plan) times.push_back(cost::predict(st.plan(mat, plan::Options{}), mat, m, topo));
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(took, 10.0) << c.name;
+    for (double t : times) {
+      EXPECT_FALSE(std::isnan(t)) << c.name;
+      if (c.finite == 1) {
+        EXPECT_TRUE(std::isfinite(t) && t > 0) << c.name << ": " << t;
+      } else if (c.finite == 0) {
+        EXPECT_EQ(t, inf) << c.name;
+      }
+    }
+  }
 }
 
 }  // namespace
