@@ -101,6 +101,17 @@ std::string line_error(std::size_t line, std::string_view what) {
   return msg;
 }
 
+/// A field of a foreign header as a message shows it: the file may hold any bytes, and the
+/// terminal should not receive them raw.
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMaxShown = 32;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i)
+    out += (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : '?';
+  if (text.size() > kMaxShown) out += "...";
+  return out;
+}
+
 std::string errno_text(int err) { return std::generic_category().message(err); }
 
 /// Closes a descriptor on every path out.
@@ -234,12 +245,12 @@ Wisdom Wisdom::parse(std::string_view text, std::string& error) {
     return {};
   }
   if (header[1] != std::to_string(kFormat)) {
-    error = "written in wisdom format " + std::string(header[1]) + ", this reads format " +
+    error = "written in wisdom format " + printable(header[1]) + ", this reads format " +
             std::to_string(kFormat);
     return {};
   }
   if (header[2] != library_version()) {
-    error = "written by commsched " + std::string(header[2]) + ", this is " +
+    error = "written by commsched " + printable(header[2]) + ", this is " +
             std::string(library_version());
     return {};
   }

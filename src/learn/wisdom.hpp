@@ -17,6 +17,7 @@
 /// library version wrote is foreign: its plans and cost model may differ, so it is ignored
 /// whole. A verdict measured on another machine or node layout is stale: its key differs, so
 /// it simply never matches.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -53,8 +54,8 @@ struct Verdict {
 /// FNV-1a of `text`: stable across runs, compilers and library builds (std::hash is not).
 std::uint64_t text_hash(std::string_view text);
 
-/// The layout part of a key from each rank's node, numbered by first appearance in rank order
-/// (rank 0's node is 0) so the same placement hashes the same in every run.
+/// The layout part of a key from each rank's node id (any ids: they are renumbered by first
+/// appearance in rank order, so the same placement hashes the same in every run).
 std::uint64_t layout_hash(std::span<const int> node_of_rank);
 
 class Wisdom {

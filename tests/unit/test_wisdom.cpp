@@ -210,6 +210,8 @@ TEST(Wisdom, ForeignVersionIsRejectedNamingBothVersions) {
   std::string error;
   EXPECT_TRUE(Wisdom::parse(with_version(good, "0.0.9"), error).empty());
   EXPECT_EQ(error, "written by commsched 0.0.9, this is " + std::string(Wisdom::library_version()));
+  EXPECT_TRUE(Wisdom::parse(with_version(good, "\x1b[2J"), error).empty());
+  EXPECT_EQ(error.rfind("written by commsched ?[2J, this is ", 0), 0u) << error;
   std::string format = good;
   format[std::string("commsched-wisdom ").size()] = '2';
   EXPECT_TRUE(Wisdom::parse(format, error).empty());
