@@ -48,6 +48,13 @@ constexpr std::array kSpecs{
          "Only onto a regular file or a new name: a symbolic link, FIFO, device (`/dev/null` "
          "too: leave the variable unset for no report) or directory gets one warning and "
          "nothing is written."},
+    Spec{"WISDOM", "path", "",
+         "File of `auto`'s trial verdicts, keyed by pattern, communicator size, node layout, "
+         "machine model and commsched version: a rerun of the same job skips the trial (rank 0 "
+         "reads it at `MPI_Init` and writes it at `MPI_Finalize`). `default`: "
+         "`$XDG_CACHE_HOME/commsched/wisdom`, else `~/.cache/commsched/wisdom`. Unset: off, so "
+         "no run depends on what an earlier one left. A stale, corrupt or foreign file is "
+         "ignored with one message."},
     Spec{"RSNH_LAMBDA", "choice", "incremental",
          "How `rs_nh` picks its split threshold λ: `incremental`, `proportional`, `one` (never "
          "split), `fixed` (λ = 0.875), or a number in (0, 1] meaning `fixed` with that λ."},
@@ -293,6 +300,36 @@ void apply_report(const Spec&, std::string_view value, Settings& s, Reporter&) {
   s.report_path = value;
 }
 
+void apply_wisdom(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  // `default` is resolved once the whole environment is at hand (parse, below).
+  s.wisdom_default = value == "default";
+  s.wisdom_path = value;
+}
+
+/// COMMSCHED_WISDOM=default: the XDG cache directory (an unset, empty or relative
+/// XDG_CACHE_HOME is ignored, as the XDG Base Directory specification says), else ~/.cache.
+void resolve_default_wisdom(
+    const std::function<std::optional<std::string>(std::string_view)>& getenv_fn, Settings& s,
+    Reporter& r) {
+  std::string base;
+  if (auto xdg = getenv_fn("XDG_CACHE_HOME"); xdg && !xdg->empty() && xdg->front() == '/') {
+    base = std::move(*xdg);
+  } else if (auto home = getenv_fn("HOME"); home && !home->empty()) {
+    base = std::move(*home);
+    if (base.back() != '/') base += '/';
+    base += ".cache";
+  }
+  if (base.empty()) {
+    s.wisdom_path.clear();
+    s.wisdom_default = false;
+    r.bad_value("WISDOM", "default", "usable here (neither XDG_CACHE_HOME nor HOME is set)",
+                "no wisdom kept");
+    return;
+  }
+  if (base.back() != '/') base += '/';
+  s.wisdom_path = base + "commsched/wisdom";
+}
+
 void apply_rsnh_lambda(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   static constexpr std::array<std::pair<std::string_view, plan::LambdaRule>, 4> kRules{{
       {"incremental", plan::LambdaRule::incremental},
@@ -449,6 +486,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},
+    {"WISDOM", apply_wisdom},
     {"RSNH_LAMBDA", apply_rsnh_lambda},
     {"LP_BARRIER", apply_lp_barrier},
     {"SEED", apply_seed},
@@ -559,6 +597,12 @@ Settings parse(const std::function<std::optional<std::string>(std::string_view)>
       } catch (...) {
       }
     }
+  }
+  try {
+    if (s.wisdom_default) resolve_default_wisdom(getenv_fn, s, reporter);
+  } catch (...) {
+    s.wisdom_path.clear();
+    s.wisdom_default = false;
   }
   try {
     report_unknown_names(environ_names, reporter);

@@ -24,6 +24,8 @@ struct Settings {
   core::LogLevel log_level = core::LogLevel::warn;  ///< COMMSCHED_LOG_LEVEL
   std::string log_file;               ///< COMMSCHED_LOG_FILE (empty: stderr)
   std::string report_path;            ///< COMMSCHED_REPORT (empty: stderr summary only)
+  std::string wisdom_path;            ///< COMMSCHED_WISDOM, resolved (empty: off)
+  bool wisdom_default = false;        ///< ... is the user's cache location: create its directory
   plan::LambdaRule rsnh_lambda = plan::LambdaRule::incremental;  ///< COMMSCHED_RSNH_LAMBDA
   double rsnh_lambda_fixed = 0.875;   ///< set by COMMSCHED_RSNH_LAMBDA=<number>
   bool lp_barrier = false;            ///< COMMSCHED_LP_BARRIER

@@ -37,7 +37,8 @@ Parsed parse_env(const Env& env) {
 bool same(const Settings& a, const Settings& b) {
   return a.enable == b.enable && a.strategy == b.strategy && a.learn_calls == b.learn_calls &&
          a.log_level == b.log_level && a.log_file == b.log_file &&
-         a.report_path == b.report_path && a.rsnh_lambda == b.rsnh_lambda &&
+         a.report_path == b.report_path && a.wisdom_path == b.wisdom_path &&
+         a.wisdom_default == b.wisdom_default && a.rsnh_lambda == b.rsnh_lambda &&
          a.rsnh_lambda_fixed == b.rsnh_lambda_fixed && a.lp_barrier == b.lp_barrier &&
          a.seed == b.seed && a.machine == b.machine && a.trial == b.trial &&
          a.trial_calls == b.trial_calls && a.trial_seconds == b.trial_seconds && a.candidates == b.candidates &&
@@ -85,7 +86,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
     EXPECT_TRUE(same(p.settings, Settings{})) << spec.key;
   }
   EXPECT_EQ(keys, (std::set<std::string_view>{"ENABLE", "STRATEGY", "LEARN_CALLS", "LOG_LEVEL",
-                                              "LOG_FILE", "REPORT", "RSNH_LAMBDA", "LP_BARRIER",
+                                              "LOG_FILE", "REPORT", "WISDOM", "RSNH_LAMBDA", "LP_BARRIER",
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
@@ -151,6 +152,42 @@ TEST(Settings, PathsAreTakenVerbatim) {
     EXPECT_EQ(p.settings.log_file, path);
     EXPECT_EQ(p.settings.report_path, path);
   }
+}
+
+TEST(Settings, WisdomPathOrTheCacheLocation) {
+  struct Case {
+    Env env;
+    std::string path;
+    bool is_default;
+  };
+  const std::vector<Case> cases{
+      {{}, "", false},
+      {{{"COMMSCHED_WISDOM", ""}}, "", false},
+      {{{"COMMSCHED_WISDOM", "/work/job.wisdom"}, {"HOME", "/home/u"}}, "/work/job.wisdom", false},
+      {{{"COMMSCHED_WISDOM", "./default"}}, "./default", false},
+      {{{"COMMSCHED_WISDOM", "default"}, {"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}},
+       "/xdg/commsched/wisdom", true},
+      {{{"COMMSCHED_WISDOM", "default"}, {"XDG_CACHE_HOME", "/xdg/"}},
+       "/xdg/commsched/wisdom", true},
+      // A relative or empty XDG_CACHE_HOME is invalid by the XDG specification: ignored.
+      {{{"COMMSCHED_WISDOM", "default"}, {"XDG_CACHE_HOME", "cache"}, {"HOME", "/home/u"}},
+       "/home/u/.cache/commsched/wisdom", true},
+      {{{"COMMSCHED_WISDOM", "default"}, {"XDG_CACHE_HOME", ""}, {"HOME", "/home/u/"}},
+       "/home/u/.cache/commsched/wisdom", true},
+  };
+  for (const Case& c : cases) {
+    const Parsed p = parse_env(c.env);
+    const std::string what = c.env.count("COMMSCHED_WISDOM") ? c.env.at("COMMSCHED_WISDOM") : "";
+    EXPECT_TRUE(p.warnings.empty()) << what;
+    EXPECT_EQ(p.settings.wisdom_path, c.path) << what;
+    EXPECT_EQ(p.settings.wisdom_default, c.is_default) << what;
+  }
+  // Nowhere to put the default: one warning, and no wisdom rather than a file in the cwd.
+  const Parsed p = parse_env({{"COMMSCHED_WISDOM", "default"}, {"XDG_CACHE_HOME", "rel"}});
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_EQ(p.warnings[0].rfind("COMMSCHED_WISDOM='default' is not usable here", 0), 0u)
+      << p.warnings[0];
+  EXPECT_TRUE(same(p.settings, Settings{}));
 }
 
 TEST(Settings, LambdaRulesAndNumbers) {
