@@ -336,6 +336,7 @@ struct Options {
   int iterations = 10;
   int warmup = 0;
   int change_every = 0;
+  int cycle = 0;  // with change_every: the patterns repeat after this many (0: never)
   bool monotonic = false;  // --clock monotonic: makespan on CLOCK_MONOTONIC
   std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
   int matrix_only = 0;     // --matrix-only N: write an N-rank job's matrix, no exchange
@@ -346,7 +347,7 @@ const char* const kUsage =
     "usage: irregular_exchange [--pattern uniform|skewed|hotspot|neighbors|random|density|\n"
     "                                     transport|fft3d]\n"
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
-    "                          [--warmup W] [--change-every K] [--nonuniformity L]\n"
+    "                          [--warmup W] [--change-every K] [--cycle C] [--nonuniformity L]\n"
     "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"
     "                          [--matrix-only N] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
@@ -357,6 +358,8 @@ const char* const kUsage =
     "  --seed          pattern seed (default 1)\n"
     "  --warmup        untimed iterations before the timed ones (default 0)\n"
     "  --change-every  new pattern every K iterations, warm-up included (default 0: never)\n"
+    "  --cycle         with --change-every: C patterns in turn, then the first again (default 0:\n"
+    "                  always a new one); --change-every 1 --cycle 2 alternates two patterns\n"
     "  --nonuniformity transport only: l in (0, 1], the traffic share of the (1-l)k small\n"
     "                  messages (default 0.5: uniform)\n"
     "  --clock         wtime (default): per call, the slowest rank's MPI_Wtime interval;\n"
@@ -406,6 +409,9 @@ std::string parse_args(int argc, char** argv, Options& o) {
     } else if (flag == "--warmup") {
       if (!(v = need(0, INT_MAX / 2))) return "--warmup needs an integer >= 0";
       o.warmup = static_cast<int>(*v);
+    } else if (flag == "--cycle") {
+      if (!(v = need(0, INT_MAX))) return "--cycle needs an integer >= 0";
+      o.cycle = static_cast<int>(*v);
     } else if (flag == "--change-every") {
       if (!(v = need(0, INT_MAX))) return "--change-every needs an integer >= 0";
       o.change_every = static_cast<int>(*v);
@@ -552,7 +558,8 @@ int run(int argc, char** argv) {
   std::vector<std::uint8_t> sendbuf, recvbuf;
   std::int64_t epoch = -1;
   for (int it = 0; it < total_iterations; ++it) {
-    const std::int64_t e = o.change_every > 0 ? it / o.change_every : 0;
+    std::int64_t e = o.change_every > 0 ? it / o.change_every : 0;
+    if (o.cycle > 0) e %= o.cycle;
     if (e != epoch) {
       epoch = e;
       const Pattern pattern(o.pattern, n, static_cast<std::uint64_t>(epoch));

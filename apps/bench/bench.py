@@ -8,6 +8,9 @@
       SimGrid SMPI (the library linked into irregular_exchange built with smpicxx, see
       cmake/smpi.cmake) on the platforms of config/platforms/. Deterministic: one run per point.
       Without SimGrid or without the SMPI build: one SKIPPED line, exit 0.
+  apps/bench/bench.py e2e [--machines shm,flat,shallow,two_clusters] [--pairs 5] ...
+      The whole-job tier (apps/bench/e2e.py): whole programs natively and preloaded with
+      default settings, A/B interleaved, learning and trial included; the headline table.
   apps/bench/bench.py smpi --set bursts [--ranks 64,256] [--platforms flat] ...
       Issue 6: halo_exchange and cg_solver (Isend/Irecv bursts, built for SMPI with METIS)
       natively and linked with COMMSCHED_BURSTS=off and =local; see smpi_bursts_main.
@@ -923,7 +926,7 @@ def emit(out, rec):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("tier", choices=["netns", "smpi", "netns-inner"])
+    ap.add_argument("tier", choices=["netns", "smpi", "netns-inner", "e2e", "e2e-inner"])
     ap.add_argument("--set", default="default",
                     choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts"])
     ap.add_argument("--build", default=None, help="build tree (smpi: the COMMSCHED_SMPI=ON one)")
@@ -967,6 +970,12 @@ def main():
                          "auto: pair from 256 ranks (cheap to simulate), else SMPI's default")
     ap.add_argument("--native-max-ranks", type=int, default=256,
                     help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
+    # e2e
+    ap.add_argument("--machines", default=None,
+                    help="e2e: shm,flat,shallow,two_clusters (default shm)")
+    ap.add_argument("--pairs", type=int, default=5, help="e2e: A/B pairs per point")
+    ap.add_argument("--workloads", default=None, help="e2e: only these workloads")
+    ap.add_argument("--e2e-ranks", type=int, default=8, help="e2e: ranks in shared memory")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build or default_build())
     if a.set in ("table5", "table11", "bursts") and a.tier != "smpi":
@@ -975,6 +984,12 @@ def main():
         smpi_main(a)
     elif a.tier == "netns":
         netns_main(a)
+    elif a.tier == "e2e":
+        import e2e
+        e2e.main(a, HERE, log)
+    elif a.tier == "e2e-inner":
+        import e2e
+        e2e.inner(a, log)
     else:
         netns_inner(a)
 

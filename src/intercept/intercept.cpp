@@ -32,6 +32,7 @@
 #include "learn/choose.hpp"
 #include "learn/learner.hpp"
 #include "learn/trial.hpp"
+#include "learn/wisdom.hpp"
 #include "plan/registry.hpp"
 #include "settings/settings.hpp"
 #include "trace/writer.hpp"
@@ -63,6 +64,7 @@ struct Pattern {
   bool pack_recv_if_noncontig = false;  // ... or writes its incoming messages as bytes
   PatternRecord record;
   std::int32_t trace_id = -1;  // handle in this rank's trace
+  bool from_wisdom = false;    // the strategy came from COMMSCHED_WISDOM: no trial ran
 
   const Candidate& running() const { return usable[trial.current()]; }
 };
@@ -86,6 +88,10 @@ struct CommState {
   // Native calls of the current learning streak: they become the pattern's once it is learned.
   std::int64_t streak_calls = 0;
   double streak_seconds = 0;
+  // The slowest rank's fastest native call of a learning streak, agreed: what the cost model
+  // is scaled to when no machine file describes this machine.
+  double native_seen_s = 0;
+  double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
   // The previous call's pattern and local time: its maximum over ranks arrives with this
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
@@ -128,6 +134,9 @@ struct Global {
   std::int64_t faults_injected = 0;
   trace::Writer tracer;  // COMMSCHED_TRACE: this rank's trace file
   cost::Machine machine;  // COMMSCHED_MACHINE, or the built-in default
+  std::uint64_t machine_hash = 0;  // of the model's canonical TOML: part of a wisdom key
+  bool wisdom_on = false;  // COMMSCHED_WISDOM: rank 0 read it, every rank holds the same
+  learn::Wisdom wisdom;
 };
 
 // SIGUSR1 (COMMSCHED_TRACE_SIGNAL=1) only raises this flag; the next intercepted call flushes.
@@ -252,6 +261,44 @@ void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy
 
 int delete_comm_state(MPI_Comm, int, void* attribute, void*);
 
+// COMMSCHED_WISDOM: rank 0 reads the file and every rank parses the same bytes it broadcasts,
+// so verdicts agree even where the path is node-local. Collective over MPI_COMM_WORLD.
+void load_wisdom(Global& s) {
+  std::string text;
+  if (s.world_rank == 0) {
+    learn::Wisdom w;
+    std::string error;
+    if (!learn::Wisdom::load(s.cfg.wisdom_path, w, error))
+      core::log_warn("COMMSCHED_WISDOM: " + error + "; ignored, the trial runs");
+    text = w.serialize();
+  }
+  std::uint64_t size = text.size();
+  PMPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  text.resize(static_cast<std::size_t>(size));
+  PMPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string error;
+  s.wisdom = learn::Wisdom::parse(text, error);
+  s.wisdom_on = true;
+}
+
+// At MPI_Finalize, on rank 0: the verdicts this run's trials reached, merged into the file.
+void save_wisdom(const Global& s, const std::vector<PatternRecord>& merged) {
+  learn::Wisdom w;
+  for (const PatternRecord& r : merged) {
+    if (r.verdict != kVerdictMeasured) continue;
+    double chosen = -1;
+    for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c)
+      if (std::string_view(r.candidates[c].strategy) == r.strategy)
+        chosen = r.candidates[c].measured_s;
+    w.put({r.matrix_hash, static_cast<std::int32_t>(r.comm_size), r.layout_hash, s.machine_hash},
+          {r.strategy, std::max(0.0, r.native_per_call_s), std::max(0.0, chosen),
+           static_cast<std::uint64_t>(r.calls)});
+  }
+  if (w.empty()) return;
+  if (std::string error; !learn::Wisdom::save(s.cfg.wisdom_path, w, error, s.cfg.wisdom_default))
+    core::log_warn("COMMSCHED_WISDOM: " + error + "; this run's verdicts are not kept");
+}
+
 // FNV-1a over the text: the digest the ranks compare at setup.
 std::uint64_t digest(std::string_view text) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -271,7 +318,8 @@ std::string collective_settings(const Global& s, const std::string& machine_text
                   std::to_string(c.max_staging) + '|' + std::to_string(!c.trace_dir.empty()) +
                   '|' + std::to_string(c.fake_nodes) + '|' + c.fault_site + '|' +
                   std::to_string(c.fault_probability) + '|' +
-                  std::to_string(static_cast<int>(c.bursts)) + '|';
+                  std::to_string(static_cast<int>(c.bursts)) + '|' +
+                  std::to_string(!c.wisdom_path.empty()) + '|';
   for (const std::string& id : c.candidates) t += id + ',';
   return t + '|' + machine_text;
 }
@@ -337,6 +385,8 @@ void setup(int provided) {
                               nullptr) != MPI_SUCCESS)
     s.comm_keyval = MPI_KEYVAL_INVALID;  // state_for then runs every communicator natively
   if (s.active && !s.cfg.trace_dir.empty()) open_trace(s);
+  s.machine_hash = learn::text_hash(cost::to_toml(s.machine));
+  if (s.active && !s.cfg.wisdom_path.empty()) load_wisdom(s);
   if (s.active)
     core::log_info("commsched active: strategy " + s.cfg.strategy + ", learn after " +
                    std::to_string(s.cfg.learn_calls) + " identical calls");
@@ -524,6 +574,8 @@ plan::Options plan_options(const settings::Settings& cfg, const cost::Machine& m
   return o;
 }
 
+bool runs_trial(const settings::Settings& cfg);
+
 void fill_record(Pattern& p) {
   PatternRecord& r = p.record;
   if (p.usable.empty() || p.trial.candidates().empty()) {
@@ -556,11 +608,23 @@ void fill_record(Pattern& p) {
   };
   for (const learn::TrialCandidate& c : p.trial.candidates())
     add(c.id, c.predicted_s, c.measured_s, "");
+  r.matrix_hash = p.matrix.hash();
+  r.verdict = p.from_wisdom ? kVerdictFromWisdom
+              : runs_trial(g().cfg) && p.trial.decided() && p.trial.candidates().size() > 1
+                  ? kVerdictMeasured
+                  : kVerdictNone;
+  if (p.from_wisdom)
+    copy_note(r.note, "from COMMSCHED_WISDOM: no trial");
+  // Native's time per call: the lower of the trial's measurement and the mean of the calls that
+  // ran native (those pay no agreement), so the net gain the report derives from it is never
+  // flattered.
   r.native_per_call_s = -1;
   for (const learn::TrialCandidate& c : p.trial.candidates())
     if (c.id == "native" && c.measured_s >= 0) r.native_per_call_s = c.measured_s;
-  if (r.native_per_call_s < 0 && r.calls > r.calls_optimised)
-    r.native_per_call_s = r.time_native_s / static_cast<double>(r.calls - r.calls_optimised);
+  if (r.calls > r.calls_optimised) {
+    const double mean = r.time_native_s / static_cast<double>(r.calls - r.calls_optimised);
+    if (r.native_per_call_s < 0 || mean < r.native_per_call_s) r.native_per_call_s = mean;
+  }
   for (const auto& [id, why] : p.rejected) add(id, -1, -1, why);
 }
 
@@ -694,9 +758,28 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
   return agreed;
 }
 
+void note_streak_call(CommState& cs, double seconds) {
+  if (cs.streak_fastest_s <= 0 || seconds < cs.streak_fastest_s) cs.streak_fastest_s = seconds;
+}
+
+// Without a machine file the built-in model knows nothing of this machine: it may predict
+// 85 us for calls that take 50 ms, and then tries too many candidates. It is scaled by one
+// factor, fitted so that it predicts native as this job's own native calls took (agreed, so
+// every rank scales alike); the order of the predictions does not change. Returns the factor
+// (1 when a machine file is set or nothing was measured).
+double self_calibrate(const CommState& cs, std::vector<learn::Prediction>& predictions) {
+  if (!g().cfg.machine.empty() || predictions.empty() || cs.native_seen_s <= 0) return 1;
+  const double native = predictions.back().predicted_s;
+  if (!(native > 0) || native >= learn::Prediction::kNone) return 1;
+  const double scale = cs.native_seen_s / native;
+  for (learn::Prediction& p : predictions)
+    if (p.predicted_s < learn::Prediction::kNone) p.predicted_s *= scale;
+  return scale;
+}
+
 // Keeps the candidates every rank can run (native always) and starts the trial.
 void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, int trial_calls,
-                       std::uint64_t seed, std::uint64_t calls_before) {
+                       std::uint64_t seed, std::uint64_t calls_before, const learn::Verdict* known) {
   std::vector<Candidate> keep;
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     if (all_ok[i] || p.usable[i].native) {
@@ -717,8 +800,15 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
   for (const Candidate& c : p.usable) tc.push_back({c.id, c.predicted_s, -1});
   // After the decision, the other side is re-measured every 200 calls. The seed and the calls
   // before are the same on every rank, so the trial's draws and budget are too.
-  p.trial = trial ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
-                  : learn::Trial::decided_for(std::move(tc), 0);
+  // A verdict from an earlier run of this job (COMMSCHED_WISDOM) settles it without a trial,
+  // when that strategy could be set up again here.
+  std::size_t from_wisdom = tc.size();
+  for (std::size_t i = 0; known && trial && i < tc.size(); ++i)
+    if (tc[i].id == known->strategy) from_wisdom = i;
+  p.from_wisdom = from_wisdom < tc.size();
+  p.trial = p.from_wisdom ? learn::Trial::decided_for(std::move(tc), from_wisdom)
+            : trial       ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
+                          : learn::Trial::decided_for(std::move(tc), 0);
   p.trial.add_calls_before(calls_before);
 }
 
@@ -864,8 +954,9 @@ void before_finalize() {
     h.faults_injected = s.faults_injected;
     h.fallbacks = s.fallbacks;
     h.device_calls = s.device_calls;
-    write_report(MPI_COMM_WORLD, recs, h, s.cfg.report_path,
-                 s.cfg.log_level >= core::LogLevel::warn);
+    const std::vector<PatternRecord> merged = write_report(
+        MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);
+    if (s.wisdom_on && s.world_rank == 0) save_wisdom(s, merged);
     s.finalizing = true;  // MPI_Finalize deletes the attributes that still hold our states
     if (s.tracer.is_open() && !s.tracer.close(now()))
       core::log_warn("COMMSCHED_TRACE: " + s.tracer.last_error());
@@ -913,6 +1004,23 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       trace_call(cs, p, "native", false, 0, t0, seconds);
       ++p->record.calls;
       p->record.time_native_s += seconds;
+      return rc;
+    }
+    // auto's trial is waiting for its budget to refill: native calls it does not measure, so
+    // no agreement (every rank knows this from the trial's agreed state). A measurement still
+    // pending from the previous call is dropped the same way on every rank.
+    if (Pattern* p = cs.current; p && !cs.learner.learning() && !p->trial.decided() &&
+                                 p->trial.native_calls_owed() > 0) {
+      ++cs.calls;
+      const double t0 = now();
+      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm, seconds);
+      trace_call(cs, p, "native", false, 0, t0, seconds);
+      p->trial.unmeasured_native_call();
+      cs.timed_pattern = nullptr;
+      ++p->record.calls;
+      p->record.time_native_s += seconds;
+      p->record.trial_s += seconds;
       return rc;
     }
     const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -968,6 +1076,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
         cs.streak_calls = 0;
         cs.streak_seconds = 0;
+        cs.streak_fastest_s = 0;
       }
       const double t0 = now();
       const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -975,6 +1084,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       trace_call(cs, nullptr, "native", false, 0, t0, seconds);
       ++cs.streak_calls;
       cs.streak_seconds += seconds;
+      note_streak_call(cs, seconds);
       return rc;
     }
     int match = -1;
@@ -999,20 +1109,33 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
+      cs.streak_fastest_s = 0;
     }
     // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
     // this rank and minus its agreement's duration when it ran native (their maximum and
     // minimum over ranks feed auto's trial), and the cached pattern index with its negation
-    // (equal maximum and minimum: every rank is on the same cached pattern).
-    double agree_in[5] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
-                          -static_cast<double>(match), -cs.timed_agreement};
-    double agree_out[5] = {0, 0, -1, 1, 0};
-    int rc = PMPI_Allreduce(agree_in, agree_out, 5, MPI_DOUBLE, MPI_MAX, cs.dup);
+    // (equal maximum and minimum: every rank is on the same cached pattern), and this rank's
+    // fastest native call of its learning streak (their maximum calibrates the cost model; the
+    // fastest, as a streak's first call pays first-touch costs).
+    double agree_in[6] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
+                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s};
+    double agree_out[6] = {0, 0, -1, 1, 0, 0};
+    int rc = PMPI_Allreduce(agree_in, agree_out, 6, MPI_DOUBLE, MPI_MAX, cs.dup);
+    if (rc == MPI_SUCCESS && agree_out[5] > 0) cs.native_seen_s = agree_out[5];
     const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
     static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
-    if (cs.timed_pattern && rc == MPI_SUCCESS)
-      cs.timed_pattern->trial.measured(
-          learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery));
+    if (cs.timed_pattern && rc == MPI_SUCCESS) {
+      learn::Trial& trial = cs.timed_pattern->trial;
+      const bool was_decided = trial.decided();
+      trial.measured(learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery));
+      if (!was_decided && trial.decided()) {
+        const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
+        core::log_info("trial decided after " + std::to_string(trial.rounds()) +
+                       " pairs: strategy " + w.id + " (" + std::to_string(w.measured_s) +
+                       " s per call); its extra time against native " +
+                       std::to_string(trial.extra_seconds()) + " s");
+      }
+    }
     cs.timed_pattern = nullptr;
     cs.timed_seconds = 0;
     cs.timed_agreement = 0;
@@ -1036,17 +1159,23 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         cached->record.time_native_s += cs.streak_seconds;
         cs.streak_calls = 0;
         cs.streak_seconds = 0;
+        cs.streak_fastest_s = 0;
       }
     } else if (action == learn::Action::learn_and_run) {
       core::CommMatrix m;
       Pattern* p = nullptr;
       std::vector<int> ok;
       const bool gathered = gather_matrix(cs, m);
-      const std::vector<learn::Prediction> predictions =
+      std::vector<learn::Prediction> predictions =
           share_predictions(cs, gathered ? &m : nullptr);
+      const double scale = self_calibrate(cs, predictions);
       if (gathered) {
         try {
           p = learn_pattern(cs, std::move(m), ok, predictions);
+          if (p->trial.candidates().empty() && scale != 1) {  // a new pattern: its bound too
+            p->record.model_scale = scale;
+            if (p->record.lower_bound_s > 0) p->record.lower_bound_s *= scale;
+          }
           // Whether this call can run a plan now: a passing failure leaves the pattern learned.
           ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
         } catch (const std::bad_alloc&) {
@@ -1069,8 +1198,13 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       if (!run_now) ++s.fallbacks;
       if (all_ok && p->trial.candidates().empty()) {
         all.resize(all.size() - 2);
+        p->record.layout_hash = learn::layout_hash(cs.topology.node_of);
+        const learn::Verdict* known =
+            s.wisdom_on ? s.wisdom.find({p->matrix.hash(), cs.size, p->record.layout_hash,
+                                         s.machine_hash})
+                        : nullptr;
         settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
-                          cs.calls > 0 ? cs.calls - 1 : 0);
+                          cs.calls > 0 ? cs.calls - 1 : 0, known);
         if (s.tracer.is_open())
           p->trace_id = s.tracer.add_pattern(
               {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
@@ -1102,6 +1236,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       }
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
+      cs.streak_fastest_s = 0;
       action = run_now ? learn::Action::run_plan : learn::Action::native;
     }
     Pattern* p = cs.current;
@@ -1149,6 +1284,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (cs.learner.learning()) {
       ++cs.streak_calls;
       cs.streak_seconds += now() - t0;
+      note_streak_call(cs, now() - t0);
     } else if (p) {  // learned, but this call could not run a plan on every rank
       ++p->record.calls;
       p->record.time_native_s += now() - t0;

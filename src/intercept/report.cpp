@@ -75,7 +75,8 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
       << ",\"time_optimised_s\":" << r.time_optimised_s
       << ",\"lower_bound_s\":" << r.lower_bound_s << ",\"learning_s\":" << r.learning_s
       << ",\"trial_s\":" << r.trial_s << ",\"native_per_call_s\":" << r.native_per_call_s
-      << ",\"net_gain_s\":" << net_gain(r)
+      << ",\"net_gain_s\":" << net_gain(r) << ",\"from_wisdom\":"
+      << (r.verdict == kVerdictFromWisdom ? "true" : "false") << ",\"model_scale\":" << r.model_scale
       << ",\"note\":" << json_string(r.note) << ",\"candidates\":[";
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];
@@ -144,6 +145,11 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
     if (r.lower_bound_s >= 0)
       std::fprintf(stderr, "[commsched]     lower bound on this machine model: %s per call\n",
                    seconds_text(r.lower_bound_s).c_str());
+    if (r.model_scale != 1)
+      std::fprintf(stderr,
+                   "[commsched]     no machine file: the built-in model scaled x%.3g to this "
+                   "job's native calls\n",
+                   r.model_scale);
     if (r.native_per_call_s >= 0)
       std::fprintf(stderr,
                    "[commsched]     time learning %s, in trial %s, running %s; net %s %s against "
@@ -169,8 +175,9 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
 
 }  // namespace
 
-void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const ReportHeader& header,
-                  const std::string& json_path, bool print) {
+std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<PatternRecord>& mine,
+                                        const ReportHeader& header, const std::string& json_path,
+                                        bool print) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(world, &rank);
   PMPI_Comm_size(world, &size);
@@ -190,18 +197,19 @@ void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const 
                                        header.device_calls};
   std::int64_t sums[3] = {0, 0, 0};
   PMPI_Reduce(mine_counts, sums, 3, MPI_INT64_T, MPI_SUM, 0, world);
-  if (rank != 0) return;
+  if (rank != 0) return {};
   ReportHeader h = header;
   h.faults_injected = sums[0];
   h.fallbacks = sums[1];
   h.device_calls = sums[2];
-  const std::vector<PatternRecord> recs = merge(all);
+  std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
-  if (json_path.empty()) return;
+  if (json_path.empty()) return recs;
   // Written whole or not at all, and only onto a regular file or a new name: a device, FIFO or
   // symbolic link given as the report is refused rather than replaced (README "Report").
   if (std::string error; !core::replace_file(json_path, to_json(recs, h), error))
     core::log_warn("cannot write COMMSCHED_REPORT: " + error + "; no JSON report written");
+  return recs;
 }
 
 }  // namespace commsched::intercept

@@ -22,6 +22,11 @@ struct CandidateRecord {
 
 constexpr int kMaxCandidateRecords = 8;
 
+/// How a pattern's strategy was settled (PatternRecord::verdict).
+constexpr std::int64_t kVerdictNone = 0;         ///< forced, untried, or still undecided
+constexpr std::int64_t kVerdictMeasured = 1;     ///< auto's trial decided in this run
+constexpr std::int64_t kVerdictFromWisdom = 2;   ///< taken from COMMSCHED_WISDOM, no trial
+
 /// Plain bytes so records travel in one PMPI_Gatherv.
 struct PatternRecord {
   std::int64_t comm_root = 0;     ///< world rank of the communicator's rank 0
@@ -39,6 +44,10 @@ struct PatternRecord {
   double learning_s = 0;          ///< calls before the pattern was learned (native)
   double trial_s = 0;             ///< calls while auto's trial was undecided
   double native_per_call_s = -1;  ///< native's time per call (the trial's, else the native calls')
+  std::uint64_t matrix_hash = 0;  ///< the pattern's key in COMMSCHED_WISDOM, with ...
+  std::uint64_t layout_hash = 0;  ///< ... the node layout's
+  std::int64_t verdict = kVerdictNone;
+  double model_scale = 1;         ///< no machine file: the model scaled to this job's native calls
   char strategy[32] = {};
   char note[96] = {};             ///< why a pattern stayed native, when it did
   std::int64_t candidate_count = 0;
@@ -58,8 +67,10 @@ struct ReportHeader {
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary
-/// to stderr and, when `json_path` is not empty, writes the JSON report there.
-void write_report(MPI_Comm world, const std::vector<PatternRecord>& mine, const ReportHeader& header,
-                  const std::string& json_path, bool print_summary);
+/// to stderr and, when `json_path` is not empty, writes the JSON report there. Returns the
+/// merged records on rank 0 (empty elsewhere).
+std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<PatternRecord>& mine,
+                                        const ReportHeader& header, const std::string& json_path,
+                                        bool print_summary);
 
 }  // namespace commsched::intercept

@@ -95,10 +95,15 @@ void Trial::schedule_next() {
     decide(native_);
     return;
   }
-  const double before = calls_before_ * std::max(0.0, native_estimate());
-  if (extra_s_ > kBudgetShare * (total_s_ + before)) {
+  const double native = native_estimate();
+  const double base = total_s_ + calls_before_ * std::max(0.0, native);
+  if (extra_s_ > kBudgetShare * base) {
     slot_ = Slot::native_alone;
     current_ = native_;
+    // Native calls, each adding native's time to the base, until the budget covers the extra.
+    owed_ = native > 0 ? static_cast<std::uint64_t>(
+                             std::ceil((extra_s_ / kBudgetShare - base) / native))
+                       : 0;
     return;
   }
   while (!alive_[rotation_ % cands_.size()]) ++rotation_;
@@ -184,6 +189,12 @@ void Trial::decide(std::size_t winner) {
   current_ = winner_;
   slot_ = Slot::native_alone;
   since_decision_ = 0;
+}
+
+void Trial::unmeasured_native_call() {
+  if (decided_ || owed_ == 0) return;
+  calls_before_ += 1;
+  if (--owed_ == 0) schedule_next();
 }
 
 void Trial::measured(double seconds) {

@@ -19,7 +19,8 @@
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time; the first calls less native's median) is at most kBudgetShare
 ///   of the time the communicator's calls took so far (those before the trial at native's
-///   time); otherwise native runs (and its time grows the base). A faster candidate earns credit; a slow one waits.
+///   time); otherwise native runs, unmeasured, as many calls as the budget needs to cover the
+///   next pair (each counted at native's time). A faster candidate earns credit; a slow one waits.
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
 ///   a plan won, the best candidate when native did), so a plan that drifts above native
 ///   reverts.
@@ -73,6 +74,11 @@ class Trial {
   std::size_t current() const { return current_; }
   /// The agreed time of the call just run with current(); advances the trial.
   void measured(double seconds);
+  /// Native calls the trial wants before its next measured call, while its budget refills:
+  /// they need no measurement (so no agreement). 0 when the next call is measured.
+  std::uint64_t native_calls_owed() const { return owed_; }
+  /// One of those calls ran natively.
+  void unmeasured_native_call();
 
   bool decided() const { return decided_; }
   std::size_t winner() const { return winner_; }
@@ -114,6 +120,7 @@ class Trial {
   int pairs_total_ = 0;
   double total_s_ = 0;              // every trial call's time
   double calls_before_ = 0;
+  std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
   double extra_s_ = 0;
   // After the decision.
   int since_decision_ = 0;

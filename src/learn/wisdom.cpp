@@ -1,18 +1,15 @@
 #include "learn/wisdom.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cmath>
-#include <random>
 #include <system_error>
 #include <unordered_map>
 #include <vector>
+
+#include "core/files.hpp"
 
 #ifndef COMMSCHED_VERSION
 #error "COMMSCHED_VERSION must be defined (src/learn/CMakeLists.txt passes the project version)"
@@ -114,27 +111,6 @@ std::string printable(std::string_view text) {
 
 std::string errno_text(int err) { return std::generic_category().message(err); }
 
-/// Closes a descriptor on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  /// Closes now and reports whether close succeeded (a failed close can lose written data).
-  bool close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0;
-  }
-
- private:
-  int fd_;
-};
-
 std::string parent_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -155,35 +131,6 @@ bool make_directories(const std::string& dir, std::string& error) {
     return false;
   }
   return true;
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-/// A suffix no other writer (another process, or another thread of this one) picks.
-std::string temp_suffix() {
-  static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t r = static_cast<std::uint64_t>(
-                        std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                    (counter.fetch_add(1) * 0x9e3779b97f4a7c15ull);
-  try {
-    std::random_device device;
-    r ^= (static_cast<std::uint64_t>(device()) << 32) | device();
-  } catch (...) {
-    // No entropy source: the clock and counter still differ between tries.
-  }
-  std::string s = ".tmp.";
-  s += std::to_string(::getpid());
-  s += '.';
-  append_hex16(s, r);
-  return s;
 }
 
 }  // namespace
@@ -345,45 +292,14 @@ bool Wisdom::load(const std::string& path, Wisdom& out, std::string& error) {
   error.clear();
   const std::string where = "wisdom file " + path + ": ";
   try {
-    // Non-blocking, so a FIFO at the path cannot hang the job's MPI_Init.
-    Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (fd.get() < 0) {
-      if (errno == ENOENT) return true;  // no wisdom yet: the first run of a job
-      error = where + errno_text(errno);
-      return false;
-    }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
-      error = where + errno_text(errno);
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return true;  // a job's first run
+    // Regular files only, opened non-blocking, so a FIFO at the path cannot hang MPI_Init.
+    std::string text, why;
+    if (!core::read_regular_file(path, kMaxFileBytes, text, why)) {
+      error = "wisdom file " + why;
       return false;
     }
-    if (!S_ISREG(st.st_mode)) {
-      error = where + "not a regular file";
-      return false;
-    }
-    if (st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
-      error = where + "larger than 1 MiB; not a wisdom file";
-      return false;
-    }
-    // Read to the end (the file may have changed since fstat), never past the cap.
-    std::string text(kMaxFileBytes + 1, '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        error = where + errno_text(errno);
-        return false;
-      }
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    if (got > kMaxFileBytes) {
-      error = where + "larger than 1 MiB; not a wisdom file";
-      return false;
-    }
-    text.resize(got);
-    std::string why;
     Wisdom w = parse(text, why);
     if (!why.empty()) {
       error = where + why;
@@ -402,26 +318,11 @@ bool Wisdom::save(const std::string& path, const Wisdom& w, std::string& error,
                   bool make_parent) {
   error.clear();
   const std::string where = "wisdom file " + path + ": ";
-  std::string tmp;
   try {
-    const std::string dir = parent_of(path);
-    if (make_parent && !make_directories(dir, error)) {
+    if (make_parent && !make_directories(parent_of(path), error)) {
       error = where + error;
       return false;
     }
-    // rename() would replace a symlink itself, not its target, and a FIFO or device is no
-    // place for a cache: leave whatever the user put there alone.
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-      if (!S_ISREG(st.st_mode)) {
-        error = where + "exists and is not a regular file; not replaced";
-        return false;
-      }
-    } else if (errno != ENOENT) {
-      error = where + errno_text(errno);
-      return false;
-    }
-
     // What other jobs saved meanwhile is kept; this run's verdicts are newer. A corrupt or
     // foreign file was reported when it was loaded and is replaced now.
     Wisdom disk;
@@ -430,39 +331,15 @@ bool Wisdom::save(const std::string& path, const Wisdom& w, std::string& error,
     Wisdom merged = w;
     for (const auto& [key, v] : disk.entries_)
       if (merged.entries_.size() < kMaxEntries) merged.entries_.emplace(key, v);
-    const std::string text = merged.serialize();
-
-    int raw = -1;
-    for (int attempt = 0; attempt < 4 && raw < 0; ++attempt) {
-      tmp = path + temp_suffix();
-      raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-      if (raw < 0 && errno != EEXIST) break;
-    }
-    if (raw < 0) {
-      error = where + "cannot create " + tmp + ": " + errno_text(errno);
-      tmp.clear();
+    // Written whole next to it and renamed: concurrent jobs never leave a torn file, and a
+    // symbolic link, FIFO or device there is left alone.
+    std::string why;
+    if (!core::replace_file(path, merged.serialize(), why)) {
+      error = "wisdom file " + why;
       return false;
-    }
-    Fd fd(raw);
-    if (!write_all(fd.get(), text) || ::fsync(fd.get()) != 0 || !fd.close()) {
-      error = where + "cannot write " + tmp + ": " + errno_text(errno);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      error = where + "cannot rename " + tmp + " onto it: " + errno_text(errno);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    // Best effort: the rename itself survives a crash only once the directory is synced.
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
     }
     return true;
   } catch (...) {
-    if (!tmp.empty()) ::unlink(tmp.c_str());
     error = where + "out of memory while writing";
     return false;
   }

@@ -38,6 +38,15 @@ Outcome run(Trial& t, const std::map<std::string, double>& cost, double noise, s
   Outcome r;
   std::string previous;
   while (!t.decided() && r.calls < limit) {
+    if (t.native_calls_owed() > 0) {  // as the MPI side does: native, unmeasured
+      const double s = cost.at("native") * (1 + u(rng));
+      t.unmeasured_native_call();
+      r.total_s += s;
+      ++r.runs["native"];
+      ++r.calls;
+      previous = "native";
+      continue;
+    }
     const std::string id = t.candidates()[t.current()].id;
     double s = cost.at(id) * (1 + u(rng));
     if (++r.runs[id] == 1 && id != "native" && first > 0) s = first;
