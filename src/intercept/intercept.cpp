@@ -7,6 +7,7 @@
 #include <boost/container/flat_map.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -123,6 +124,10 @@ struct Global {
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
   std::int64_t device_calls = 0;  // calls that ran native because a buffer was device memory
+  // MPI_THREAD_MULTIPLE: every call runs natively, counted (any thread) for the report.
+  bool threads_native = false;
+  std::atomic<std::int64_t> threaded_calls{0};
+  int provided = MPI_THREAD_SINGLE;  // the thread level MPI_Init_thread gave
   std::vector<PatternRecord> retired;  // records of communicators already freed
   std::int64_t retired_unlearned = 0;
   std::int64_t fallbacks = 0;  // calls or patterns that fell back to native after a failure
@@ -319,7 +324,7 @@ std::string collective_settings(const Global& s, const std::string& machine_text
                   '|' + std::to_string(c.fake_nodes) + '|' + c.fault_site + '|' +
                   std::to_string(c.fault_probability) + '|' +
                   std::to_string(static_cast<int>(c.bursts)) + '|' +
-                  std::to_string(!c.wisdom_path.empty()) + '|';
+                  std::to_string(!c.wisdom_path.empty()) + '|' + std::to_string(s.provided) + '|';
   for (const std::string& id : c.candidates) t += id + ',';
   return t + '|' + machine_text;
 }
@@ -352,6 +357,7 @@ void setup(int provided) {
   if (s.world_rank == 0)
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.active = s.cfg.enable;
+  s.provided = provided;
   s.machine = cost::default_machine();
   std::string machine_text;
   if (s.active) {  // a disabled library reads no file
@@ -378,6 +384,7 @@ void setup(int provided) {
   s.fault_rng.seed(s.cfg.fault_seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s.world_rank + 1)));
   if (s.active && provided == MPI_THREAD_MULTIPLE) {
     s.active = false;
+    s.threads_native = true;  // still counted, and reported at MPI_Finalize
     core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
   }
   if (s.active &&
@@ -936,8 +943,19 @@ int comm_free(MPI_Comm* comm) {
 void before_finalize() {
   try {
     Global& s = g();
-    if (!s.initialised || !s.active) return;
+    if (!s.initialised || (!s.active && !s.threads_native)) return;
     ReportHeader h;
+    if (s.threads_native) {  // nothing learned or substituted: say what ran native and why
+      h.native_reason = "MPI_THREAD_MULTIPLE: every call ran natively (not yet supported)";
+      h.unlearned_calls = s.threaded_calls.load();
+      PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
+      h.strategy_setting = s.cfg.strategy;
+      h.warnings = s.warnings;
+      write_report(MPI_COMM_WORLD, {}, h, s.cfg.report_path,
+                   s.cfg.log_level >= core::LogLevel::warn);
+      s.threads_native = false;
+      return;
+    }
     h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
     std::vector<PatternRecord> recs = s.retired;
     h.unlearned_calls = s.retired_unlearned;
@@ -975,9 +993,11 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
               MPI_Comm comm) {
   ensure_setup();
   Global& s = g();
-  if (!s.active || comm == MPI_COMM_NULL)
+  if (!s.active || comm == MPI_COMM_NULL) {
+    if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
+  }
   p2p_flush("Alltoallv");
   double seconds = 0;
   try {

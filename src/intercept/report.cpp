@@ -63,7 +63,8 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
     << ",\"strategy_setting\":" << json_string(h.strategy_setting)
     << ",\"unlearned_calls\":" << h.unlearned_calls
     << ",\"faults_injected\":" << h.faults_injected << ",\"fallbacks\":" << h.fallbacks
-    << ",\"device_calls\":" << h.device_calls << ",\"patterns\":[";
+    << ",\"device_calls\":" << h.device_calls
+    << ",\"native_reason\":" << json_string(h.native_reason) << ",\"patterns\":[";
   for (std::size_t i = 0; i < recs.size(); ++i) {
     const PatternRecord& r = recs[i];
     o << (i ? "," : "") << "{\"comm\":\"" << r.comm_root << "." << r.comm_serial
@@ -113,6 +114,9 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                "[commsched] report: %zu learned pattern(s), strategy setting '%s', %lld unlearned "
                "call(s)\n",
                recs.size(), h.strategy_setting.c_str(), static_cast<long long>(h.unlearned_calls));
+  if (!h.native_reason.empty())
+    std::fprintf(stderr, "[commsched]   %s: %lld MPI_Alltoallv call(s) on rank 0\n",
+                 h.native_reason.c_str(), static_cast<long long>(h.unlearned_calls));
   if (h.device_calls > 0)
     std::fprintf(stderr, "[commsched]   %lld call(s) on GPU memory ran natively (summed over ranks)\n",
                  static_cast<long long>(h.device_calls));
