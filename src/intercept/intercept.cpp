@@ -1147,7 +1147,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (cs.timed_pattern && rc == MPI_SUCCESS) {
       learn::Trial& trial = cs.timed_pattern->trial;
       const bool was_decided = trial.decided();
-      trial.measured(learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery));
+      const double weighed =
+          learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
+      trial.measured(weighed, agree_out[1] - weighed);  // native's agreement: the trial's cost
       if (!was_decided && trial.decided()) {
         const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
         core::log_info("trial decided after " + std::to_string(trial.rounds()) +

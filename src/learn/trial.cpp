@@ -197,9 +197,10 @@ void Trial::unmeasured_native_call() {
   if (--owed_ == 0) schedule_next();
 }
 
-void Trial::measured(double seconds) {
+void Trial::measured(double seconds, double overhead) {
   if (!decided_) {
-    total_s_ += seconds;
+    total_s_ += seconds + std::max(0.0, overhead);
+    extra_s_ += std::max(0.0, overhead);
     switch (slot_) {
       case Slot::native_alone:
         native_samples_.push_back(seconds);

@@ -17,7 +17,8 @@
 /// - Losers stop early. At each checkpoint the candidates not faster than native in the median
 ///   drop out, and the slower half of the rest with them; after the last one, native stays.
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
-///   less its pair's native time; the first calls less native's median) is at most kBudgetShare
+///   less its pair's native time; the first calls less native's median; the agreement every
+///   measured native call pays only because it is measured) is at most kBudgetShare
 ///   of the time the communicator's calls took so far (those before the trial at native's
 ///   time); otherwise native runs, unmeasured, as many calls as the budget needs to cover the
 ///   next pair (each counted at native's time). A faster candidate earns credit; a slow one waits.
@@ -72,8 +73,10 @@ class Trial {
   void add_calls_before(std::uint64_t calls) { calls_before_ = static_cast<double>(calls); }
   /// The candidate this call runs.
   std::size_t current() const { return current_; }
-  /// The agreed time of the call just run with current(); advances the trial.
-  void measured(double seconds);
+  /// The agreed time of the call just run with current(); advances the trial. `overhead` is
+  /// what the call paid on top of `seconds` only because the trial measured it (a native
+  /// call's agreement): it counts against the budget.
+  void measured(double seconds, double overhead = 0);
   /// Native calls the trial wants before its next measured call, while its budget refills:
   /// they need no measurement (so no agreement). 0 when the next call is measured.
   std::uint64_t native_calls_owed() const { return owed_; }
