@@ -44,11 +44,12 @@ class Digest {
     mix(h);
   }
   void bytes(const Bytes& b) { bytes(b.data(), b.size()); }
-  /// A return code: the code and its class go into the hash; anything but success into the notes.
+  /// A return code: its class goes into the hash, anything but success into the notes. Only the
+  /// class: MPICH's codes carry the index of their message in a ring, different every run.
   void rc(const char* what, int code) {
     int cls = code;
     if (code != MPI_SUCCESS) MPI_Error_class(code, &cls);
-    mix(static_cast<std::uint64_t>(code) * 131 + static_cast<std::uint64_t>(cls));
+    mix(static_cast<std::uint64_t>(cls) * 131 + 1);
     if (code != MPI_SUCCESS) note(std::string(what) + "=" + class_name(cls));
   }
   /// Readable notes, each kept once with its count ("isend=MPI_ERR_RANK*5").
