@@ -97,7 +97,8 @@ else
   group held6 6 c "auto color_coll" "$held"
   group bursts4 4 c "$v3 rsnh_off" "$bursts"
   group bursts5 5 c "auto color_coll" "$bursts"
-  group dtfree4 4 c "$v3 rsnh_off" "$dtfree"
+  # A freed datatype can corrupt the heap: alone, so a crash is pinned on the case that caused it.
+  for c in ${dtfree//,/ }; do group "dtfree4.$c" 4 c "$v3 rsnh_off" "$c"; done
   group dtfree6 6 c "auto color_coll" "$dtfree"
   group inter4 4 c "$v3" "inter_small_local,inter_small_remote"
   group inter5 5 c "auto color_coll" "inter_small_local,inter_small_remote"
