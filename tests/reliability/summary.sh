@@ -15,4 +15,5 @@ grep -a -E '^long_run: [0-9]+ iterations' "$log" | sed "s/^/[$title]   /"
 grep -a -E '^hostile_settings: [0-9]+ rows' "$log" | sed "s/^/[$title]   /"
 grep -a -E '^threads: level=' "$log" | sed "s/^/[$title]   /"
 grep -a -E '^fault\[[a-z]+\]: ' "$log" | sed "s/^/[$title]   /"
+grep -a -E '^corpus: [0-9]+ cases' "$log" | sed "s/^/[$title]   /"
 exit 0
