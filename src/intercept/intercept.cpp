@@ -359,24 +359,27 @@ void setup(int provided) {
   s.active = s.cfg.enable;
   s.provided = provided;
   s.machine = cost::default_machine();
-  std::string machine_text;
+  std::string machine_text, machine_error;
   if (s.active) {  // a disabled library reads no file
-    if (std::string error; !cost::load_machine(s.cfg.machine, s.machine, error)) {
-      // Every rank reads the same file: all of them run native, rank 0 says why.
-      if (s.world_rank == 0) core::log_warn("COMMSCHED_MACHINE: " + error + "; running native");
+    if (!cost::load_machine(s.cfg.machine, s.machine, machine_error)) {
       s.cfg.strategy = "native";
       machine_text = "unloadable";
     } else {
       machine_text = cost::to_toml(s.machine);
     }
   }
+  // One warning from rank 0 either way: the ranks disagree (and the file is named), or they
+  // all failed to read the same file alike and run native.
   if (!same_everywhere(digest(collective_settings(s, machine_text)))) {
     if (s.world_rank == 0)
-      core::log_warn("the COMMSCHED_* settings or the machine model (COMMSCHED_MACHINE '" +
+      core::log_warn((machine_error.empty() ? "" : "COMMSCHED_MACHINE: " + machine_error + "; ") +
+                     "the COMMSCHED_* settings or the machine model (COMMSCHED_MACHINE '" +
                      s.cfg.machine +
                      "') differ between ranks, e.g. a file readable on some nodes only; every "
                      "rank runs natively");
     s.active = false;
+  } else if (!machine_error.empty() && s.world_rank == 0) {
+    core::log_warn("COMMSCHED_MACHINE: " + machine_error + "; running native");
   }
   s.fault_site = s.cfg.fault_site;
   s.fault_probability = s.cfg.fault_probability;

@@ -40,8 +40,7 @@ Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_ever
       calls_(calls < 1 ? 1 : calls),
       recheck_every_(recheck_every < 0 ? 0 : recheck_every),
       rng_(seed ^ 0x243f6a8885a308d3ULL),
-      native_(cands_.size()),
-      halving_pairs_(calls_) {
+      native_(cands_.size()) {
   for (std::size_t i = 0; i < cands_.size(); ++i)
     if (cands_[i].id == "native") native_ = i;
   if (native_ < cands_.size()) alive_[native_] = false;  // the baseline, not a contender
@@ -106,8 +105,11 @@ void Trial::schedule_next() {
                        : 0;
     return;
   }
-  while (!alive_[rotation_ % cands_.size()]) ++rotation_;
-  pair_candidate_ = rotation_++ % cands_.size();
+  // One candidate at a time, best predicted first: its credit (when faster) pays for the next
+  // one's first calls, and a good first candidate decides the trial early. Pairs keep drift
+  // fair within each comparison.
+  pair_candidate_ = static_cast<std::size_t>(
+      std::find(alive_.begin(), alive_.end(), true) - alive_.begin());
   if (!warm_[pair_candidate_]) {
     slot_ = Slot::first_call;
     current_ = pair_candidate_;
@@ -117,53 +119,33 @@ void Trial::schedule_next() {
   current_ = draw() % 2 ? pair_candidate_ : native_;
 }
 
-// After a pair. At checkpoints (every live candidate has `calls` x 2^h pairs) accept the
-// candidate that convinces, drop those not faster than native and the slower half of the rest.
-void Trial::evaluate() {
-  std::vector<std::size_t> live;
-  for (std::size_t i = 0; i < cands_.size(); ++i)
-    if (alive_[i]) live.push_back(i);
-  const bool checkpoint = !live.empty() && std::all_of(live.begin(), live.end(), [&](std::size_t i) {
-    return static_cast<int>(pairs_[i].size()) >= halving_pairs_;
-  });
-  if (!checkpoint) return;
-  // The level is shared by every contender and every checkpoint (3, 6, 12, 24 pairs for
-  // calls = 3), so that looking repeatedly does not multiply the chances of a false win.
+// After a pair of candidate c. At its checkpoints (`calls` pairs, then twice, four and eight
+// times as many) it is accepted when it convinces, dropped when it is not faster than native in
+// the median or has had its last checkpoint, and otherwise goes on.
+void Trial::evaluate(std::size_t c) {
+  const int n = static_cast<int>(pairs_[c].size());
   int checkpoints = 0;
-  for (int c = calls_; c <= kMaxRoundsPerCall * calls_; c *= 2) ++checkpoints;
+  bool at_checkpoint = false;
+  for (int k = calls_; k <= kMaxRoundsPerCall * calls_; k *= 2) {
+    ++checkpoints;
+    at_checkpoint = at_checkpoint || n == k;
+  }
+  if (!at_checkpoint) return;
+  // The level is shared by every contender and every checkpoint, so that looking repeatedly
+  // does not multiply the chances of a false win.
   const double level =
       kSignificance / static_cast<double>(std::max<std::size_t>(contenders_, 1) * checkpoints);
-  std::size_t best = cands_.size();
-  double best_median = 0;
-  std::vector<std::pair<double, std::size_t>> faster;
-  for (const std::size_t i : live) {
-    const std::vector<double> r = ratios(pairs_[i]);
-    const double m = median(r);
-    // A pair counts as won only by native's margin: a candidate about as fast as native
-    // wins fewer than half of its pairs, and the test then rejects it.
-    const int wins = static_cast<int>(
-        std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0 - kNativeMargin; }));
-    if (m <= 1.0 - kNativeMargin && sign_test_p(wins, static_cast<int>(r.size())) <= level &&
-        (best == cands_.size() || m < best_median)) {
-      best = i;
-      best_median = m;
-    }
-    if (m >= 1.0) {
-      alive_[i] = false;  // not faster than native
-    } else {
-      faster.emplace_back(m, i);
-    }
-  }
-  if (best < cands_.size()) {
-    decide(best);
+  const std::vector<double> r = ratios(pairs_[c]);
+  const double m = median(r);
+  // A pair counts as won only by native's margin: a candidate about as fast as native wins
+  // fewer than half of its pairs, and the test then rejects it.
+  const int wins = static_cast<int>(
+      std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0 - kNativeMargin; }));
+  if (m <= 1.0 - kNativeMargin && sign_test_p(wins, n) <= level) {
+    decide(c);
     return;
   }
-  std::sort(faster.begin(), faster.end());
-  for (std::size_t k = (faster.size() + 1) / 2; k < faster.size(); ++k)
-    alive_[faster[k].second] = false;
-  halving_pairs_ *= 2;
-  if (halving_pairs_ > kMaxRoundsPerCall * calls_)  // never convinced
-    std::fill(alive_.begin(), alive_.end(), false);
+  if (m >= 1.0 || 2 * n > kMaxRoundsPerCall * calls_) alive_[c] = false;
 }
 
 void Trial::decide(std::size_t winner) {
@@ -222,7 +204,7 @@ void Trial::measured(double seconds, double overhead) {
         pairs_[pair_candidate_].push_back(p);
         ++pairs_total_;
         extra_s_ += p.candidate_s - p.native_s;
-        evaluate();
+        evaluate(pair_candidate_);
         if (decided_) return;
         break;
       }

@@ -4,18 +4,19 @@
 /// side feeds it the time of each call as the maximum over ranks (agreed), and every rank,
 /// drawing from the same seed, takes the same decisions.
 ///
-/// - Pairs. A candidate runs next to a native call, in an order drawn at random for each
-///   pair, so a machine that drifts, or a cost that falls on whichever call comes second,
-///   touches both sides alike. Its first call is discarded (first-touch costs).
-/// - Checkpoints. Once every live candidate has `calls` pairs, then twice as many, and so on
-///   up to kMaxRoundsPerCall x `calls`, the trial looks at them, and only then.
-/// - Confidence. At a checkpoint a candidate replaces native only when its median time ratio
-///   over its pairs is at least kNativeMargin below native's and a one-sided sign test over the
-///   pairs (how many it won by that margin) gives p <= kSignificance / (candidates x
-///   checkpoints): with three
-///   candidates and `calls` = 3, 11 of 12 pairs or 19 of 24.
-/// - Losers stop early. At each checkpoint the candidates not faster than native in the median
-///   drop out, and the slower half of the rest with them; after the last one, native stays.
+/// - Pairs. Candidates are tried one at a time, best predicted first, each call next to a
+///   native call in an order drawn at random for each pair, so a machine that drifts, or a cost
+///   that falls on whichever call comes second, touches both sides alike. A candidate's first
+///   call is discarded (first-touch costs).
+/// - Checkpoints. At `calls` pairs, then twice, four and eight times as many, and only then,
+///   the trial looks at the candidate's pairs.
+/// - Confidence. A candidate replaces native only when its median time ratio over its pairs is
+///   at least kNativeMargin below native's and a one-sided sign test over the pairs (how many it
+///   won by that margin) gives p <= kSignificance / (candidates x checkpoints): with three
+///   candidates and `calls` = 3, 11 of 12 pairs or 19 of 24. The first to convince wins.
+/// - Losers stop early. A candidate not faster than native in the median at a checkpoint drops
+///   out, and so does one whose last checkpoint did not convince; when none is left, native
+///   stays.
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time; the first calls less native's median; the agreement every
 ///   measured native call pays only because it is measured) is at most kBudgetShare
@@ -98,7 +99,7 @@ class Trial {
   };
   double native_estimate() const;
   void schedule_next();
-  void evaluate();
+  void evaluate(std::size_t candidate);
   void decide(std::size_t winner);
   bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
   std::uint64_t draw();
@@ -117,8 +118,6 @@ class Trial {
   Slot slot_ = Slot::native_alone;
   std::size_t pair_candidate_ = 0;  // the candidate of the pair under way
   double pair_first_s_ = 0;         // the pair's first call
-  std::size_t rotation_ = 0;        // next candidate to pair
-  int halving_pairs_;               // pairs every live candidate needs before the next halving
   std::size_t contenders_ = 0;      // candidates other than native at the start
   int pairs_total_ = 0;
   double total_s_ = 0;              // every trial call's time

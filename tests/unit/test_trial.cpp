@@ -1,6 +1,6 @@
-// auto's trial: candidates paired with native in a random order, the first call of each
-// discarded, a candidate kept only when it wins a sign test by native's margin, losers dropped
-// early, the trial's extra time held within its budget, and re-checks that revert a plan the
+// auto's trial: candidates one at a time, paired with native in a random order, the first
+// call of each discarded, a candidate kept only when it wins a sign test by native's margin,
+// losers dropped early, the trial's extra time held within its budget, and re-checks that revert a plan the
 // machine has made slower.
 #include <gtest/gtest.h>
 
