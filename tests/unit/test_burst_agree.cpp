@@ -256,3 +256,22 @@ TEST(BurstAgree, ModeTrialKeepsTheFasterWayAndRechecks) {
     b.sample(c, s);
   }
 }
+
+TEST(BurstAgree, ModeTrialMarginKeepsLocalUnlessClearlyBeaten) {
+  // Level local's held-vs-native trial: held ("collective") must be 3 % faster.
+  ModeTrial t(2, 0, 0.03);
+  for (int i = 0; i < 2; ++i) {
+    t.sample(true, 0.99);
+    t.sample(false, 1.0);
+  }
+  ASSERT_TRUE(t.decided());
+  EXPECT_FALSE(t.winner_collective()) << "1 % faster is within the margin";
+  ModeTrial u(2, 0, 0.03);
+  for (int i = 0; i < 2; ++i) {
+    u.sample(true, 0.9);
+    u.sample(false, 1.0);
+  }
+  ASSERT_TRUE(u.decided());
+  EXPECT_TRUE(u.winner_collective());
+  EXPECT_TRUE(u.collective());
+}
