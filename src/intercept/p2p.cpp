@@ -181,6 +181,7 @@ struct State {
   std::unique_ptr<burst::Learner> learner;
   std::vector<PatternStats> patterns;
   int tag_ub = 32767;  // MPI_TAG_UB (32767 is the least MPI guarantees)
+  MPI_Comm ask = MPI_COMM_NULL;  // the library's MPI_COMM_SELF (errors return): accepted_type
 
   // Level local's choice per learned signature (COMMSCHED_BURST_HOLD).
   bool always_hold = false;          // =always: every learned burst is held (tests)
@@ -276,14 +277,33 @@ bool valid_post(int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, 
   return peer_ok && tag_ok;
 }
 
+// Whether MPI accepts a derived `type` for a post now (it must be committed, which no MPI call
+// reports): asked with a persistent request to MPI_PROC_NULL on the library's own copy of
+// MPI_COMM_SELF, whose errors return, so the application's error handler never hears of it.
+bool accepted_type(MPI_Datatype type, bool recv) {
+  State& s = st();
+  if (s.ask == MPI_COMM_NULL) {
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &s.ask) != MPI_SUCCESS) return false;
+    PMPI_Comm_set_errhandler(s.ask, MPI_ERRORS_RETURN);
+  }
+  char unused = 0;
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = recv ? PMPI_Recv_init(&unused, 1, type, MPI_PROC_NULL, 0, s.ask, &r)
+                      : PMPI_Send_init(&unused, 1, type, MPI_PROC_NULL, 0, s.ask, &r);
+  if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+  return rc == MPI_SUCCESS;
+}
+
 // A held post's datatype: a derived type is duplicated, since the application may free its
-// handle as soon as the call returns; MPI_DATATYPE_NULL if MPI could not (then do not hold).
-MPI_Datatype held_type(MPI_Datatype type, bool& owned) {
+// handle as soon as the call returns; MPI_DATATYPE_NULL if MPI would reject the type or could
+// not duplicate it (then the post is not held, and MPI's own call reports any error).
+MPI_Datatype held_type(MPI_Datatype type, bool recv, bool& owned) {
   owned = false;
   int ints = 0, addrs = 0, types = 0, combiner = MPI_COMBINER_NAMED;
   if (PMPI_Type_get_envelope(type, &ints, &addrs, &types, &combiner) != MPI_SUCCESS)
     return MPI_DATATYPE_NULL;
   if (combiner == MPI_COMBINER_NAMED) return type;  // predefined: never freed
+  if (!accepted_type(type, recv)) return MPI_DATATYPE_NULL;
   MPI_Datatype dup = MPI_DATATYPE_NULL;
   if (PMPI_Type_dup(type, &dup) != MPI_SUCCESS) return MPI_DATATYPE_NULL;
   owned = true;
@@ -884,7 +904,7 @@ bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Dat
   sh->buf = buf;
   sh->rbuf = rbuf;
   sh->count = count;
-  sh->type = held_type(type, sh->owns_type);
+  sh->type = held_type(type, p.kind == burst::Kind::recv, sh->owns_type);
   if (sh->type == MPI_DATATYPE_NULL) {
     abandon_substitution();
     return false;
@@ -1238,6 +1258,7 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name) {
     b.posts = max_posts[i];
     out.push_back(b);
   }
+  if (s.ask != MPI_COMM_NULL) PMPI_Comm_free(&s.ask);
   s.enabled = false;  // nothing after finalize
   return out;
 }

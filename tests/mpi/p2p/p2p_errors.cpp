@@ -1,8 +1,9 @@
 // Error codes inside a learned burst, with MPI_ERRORS_RETURN on MPI_COMM_WORLD: each iteration
 // every rank posts receives from and sends to every other rank (sends in reverse ring order, so
 // the library may hold them) and, after the first send, one MPI_Isend MPI rejects, part of the
-// burst that repeats: to a rank past the end, with a negative count, with MPI_DATATYPE_NULL, or
-// with a negative tag (each for 8 iterations, so the library learns the burst with it). The code
+// burst that repeats: to a rank past the end, with a negative count, with MPI_DATATYPE_NULL, with
+// a negative tag, or with a derived datatype never committed (each for 8 iterations, so the
+// library learns the burst with it). The code
 // it returns must equal what PMPI_Isend (the MPI library itself, never the preloaded one)
 // returns for the same arguments, the job must go on, and the burst's MPI_Waitall must succeed
 // with every message intact.
@@ -15,15 +16,21 @@ namespace {
 
 constexpr int kTag = 50;
 
-// The rejected Isend of kind `kind` (0..3), through `isend` (MPI_Isend or PMPI_Isend).
+// The rejected Isend of kind `kind` (0..4), through `isend` (MPI_Isend or PMPI_Isend).
 template <typename Isend>
 int bad_isend(Isend isend, int kind, const int* buf, int n) {
+  static MPI_Datatype uncommitted = [] {
+    MPI_Datatype t;
+    MPI_Type_vector(1, 1, 2, MPI_INT, &t);
+    return t;
+  }();
   MPI_Request req = MPI_REQUEST_NULL;
   switch (kind) {
     case 0: return isend(buf, 1, MPI_INT, n + 3, kTag, MPI_COMM_WORLD, &req);
     case 1: return isend(buf, -2, MPI_INT, 0, kTag, MPI_COMM_WORLD, &req);
     case 2: return isend(buf, 1, MPI_DATATYPE_NULL, 0, kTag, MPI_COMM_WORLD, &req);
-    default: return isend(buf, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &req);
+    case 3: return isend(buf, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, &req);
+    default: return isend(buf, 1, uncommitted, 0, kTag, MPI_COMM_WORLD, &req);
   }
 }
 
@@ -45,7 +52,7 @@ int main(int argc, char** argv) {
         burst[i].post(it);
         reqs.push_back(burst[i].req);
         if (i == static_cast<std::size_t>(n - 1)) {  // after the first send
-          const int kind = (it / 8) % 4;
+          const int kind = (it / 8) % 5;
           const int want = bad_isend(PMPI_Isend, kind, junk, n);
           const int got = bad_isend(MPI_Isend, kind, junk, n);
           chk.same(want != MPI_SUCCESS, 1, it, "PMPI_Isend", "rejects");
