@@ -81,7 +81,7 @@ constexpr std::size_t kMaxBurstPosts = 4096;  // a longer burst is not learned (
 // afresh. The stretch doubles each time up to the cap, so a burst that never pays costs a
 // counter per post, and a pattern that changes is seen again within the cap.
 constexpr std::uint64_t kFirstNativeStretch = 256;       // posts
-constexpr std::uint64_t kMaxNativeStretch = 1u << 16;    // posts
+constexpr std::uint64_t kMaxNativeStretch = 1u << 20;    // posts
 constexpr int kUnlearnedBeforeNative = 16;  // bursts in a row that repeat nothing
 constexpr int kHoldTrialSamples = 4;        // held and native bursts each, alternating
 constexpr int kHoldTrialRecheck = 256;      // held bursts between re-measurements of native
@@ -158,6 +158,11 @@ struct Collective {
   std::vector<char> sendbuf, recvbuf;
 };
 
+// Posts left in the current native stretch. Outside State, constant-initialised, because every
+// entry point reads it first: no initialisation guard and no call on the path that must cost
+// nothing.
+std::uint64_t native_posts_left = 0;
+
 struct State {
   bool checked = false;
   bool enabled = false;
@@ -190,7 +195,6 @@ struct State {
   bool hold_allowed = false;         // burst::hold_can_help(that signature)
   burst::ModeTrial hold_trial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin};  // "collective": held
   int unlearned = 0;                         // bursts in a row with nothing learned
-  std::uint64_t native_posts = 0;            // posts left in the current native stretch
   std::uint64_t native_stretch = kFirstNativeStretch;  // the next stretch's length
 
   bool collective_pending = false;  // the burst in progress defers receives too (voted yes)
@@ -552,7 +556,7 @@ bool decide_hold() {
 void start_native_stretch() {
   State& s = st();
   if (s.always_hold || collective_active() || !s.shadows.empty() || !s.deferred.empty()) return;
-  s.native_posts = s.native_stretch;
+  native_posts_left = s.native_stretch;
   s.native_stretch = std::min(s.native_stretch * 2, kMaxNativeStretch);
   s.outstanding.clear();
   s.current.clear();
@@ -941,14 +945,15 @@ int post_natively(Native native, MPI_Request* req) {
 }
 
 // Completion calls (and starts) in a native stretch, or with bursts off: straight to MPI.
-bool passing() { return st().native_posts > 0 || !enabled(); }
+bool passing() { return native_posts_left > 0 || !enabled(); }
 
 // In a native stretch: true, and one post fewer left in it.
 bool native_stretch_post() {
-  State& s = st();
-  if (s.native_posts == 0) return false;
-  --s.native_posts;
-  return true;
+  if (native_posts_left > 0) [[likely]] {  // the case that must cost nothing
+    --native_posts_left;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
