@@ -956,12 +956,11 @@ bool native_stretch_post() {
   return false;
 }
 
-}  // namespace
-
-int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-          MPI_Request* req) {
-  if (native_stretch_post() || !enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL ||
-      !req)
+// Isend and Irecv outside a native stretch (the entry points below test the stretch alone, so
+// that path is a jump to MPI with no stack frame set up).
+[[gnu::noinline]] int isend_watched(const void* buf, int count, MPI_Datatype type, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request* req) {
+  if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
     return PMPI_Isend(buf, count, type, dest, tag, comm, req);
   if (!valid_post(count, type, dest, tag, comm, false))
     return post_natively([&] { return PMPI_Isend(buf, count, type, dest, tag, comm, req); }, req);
@@ -975,10 +974,9 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
   return rc;
 }
 
-int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Request* req) {
-  if (native_stretch_post() || !enabled() || source == MPI_PROC_NULL || comm == MPI_COMM_NULL ||
-      !req)
+[[gnu::noinline]] int irecv_watched(void* buf, int count, MPI_Datatype type, int source,
+                                    int tag, MPI_Comm comm, MPI_Request* req) {
+  if (!enabled() || source == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
     return PMPI_Irecv(buf, count, type, source, tag, comm, req);
   if (!valid_post(count, type, source, tag, comm, true))
     return post_natively([&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); }, req);
@@ -994,6 +992,20 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
   if (rc == MPI_SUCCESS) track(*req);
   return rc;
+}
+
+}  // namespace
+
+int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          MPI_Request* req) {
+  if (native_stretch_post()) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  return isend_watched(buf, count, type, dest, tag, comm, req);
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* req) {
+  if (native_stretch_post()) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  return irecv_watched(buf, count, type, source, tag, comm, req);
 }
 
 int isend_mode(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag,
