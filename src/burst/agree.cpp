@@ -90,7 +90,10 @@ bool ModeTrial::collective() const {
 }
 
 bool ModeTrial::collective_faster() const {
-  return median(collective_) <= median(local_) * (1 - margin_);
+  auto estimate = [this](const std::vector<double>& v) {
+    return fastest_ ? *std::min_element(v.begin(), v.end()) : median(v);
+  };
+  return estimate(collective_) <= estimate(local_) * (1 - margin_);
 }
 
 void ModeTrial::sample(bool collective, double seconds) {

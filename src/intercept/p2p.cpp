@@ -83,9 +83,9 @@ constexpr std::size_t kMaxBurstPosts = 4096;  // a longer burst is not learned (
 constexpr std::uint64_t kFirstNativeStretch = 256;       // posts
 constexpr std::uint64_t kMaxNativeStretch = 1u << 20;    // posts
 constexpr int kUnlearnedBeforeNative = 16;  // bursts in a row that repeat nothing
-constexpr int kHoldTrialSamples = 4;        // held and native bursts each, alternating
+constexpr int kHoldTrialSamples = 8;        // held and native bursts each, alternating
 constexpr int kHoldTrialRecheck = 256;      // held bursts between re-measurements of native
-constexpr double kHoldMargin = 0.03;        // held must be this much faster than native
+constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat native's by this
 
 // --- level collective -------------------------------------------------------------------------
 // Bursts on MPI_COMM_WORLD may run as one collective exchange (the Alltoallv path, so every
@@ -193,7 +193,7 @@ struct State {
   bool hold = false;                 // the burst in progress holds its sends
   std::uint64_t decided_hash = 0;    // the learned signature hold_allowed is about (0: none)
   bool hold_allowed = false;         // burst::hold_can_help(that signature)
-  burst::ModeTrial hold_trial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin};  // "collective": held
+  burst::ModeTrial hold_trial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin, true};  // held
   int unlearned = 0;                         // bursts in a row with nothing learned
   std::uint64_t native_stretch = kFirstNativeStretch;  // the next stretch's length
 
@@ -545,7 +545,7 @@ bool decide_hold() {
   if (h != s.decided_hash) {
     s.decided_hash = h;
     s.hold_allowed = burst::hold_can_help(*s.learner->expected());
-    s.hold_trial = burst::ModeTrial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin};
+    s.hold_trial = burst::ModeTrial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin, true};
   }
   return s.hold_allowed && s.hold_trial.collective();
 }

@@ -275,3 +275,19 @@ TEST(BurstAgree, ModeTrialMarginKeepsLocalUnlessClearlyBeaten) {
   EXPECT_TRUE(u.winner_collective());
   EXPECT_TRUE(u.collective());
 }
+
+TEST(BurstAgree, ModeTrialFastestIgnoresDelaysOfOneWay) {
+  // Held bursts intrinsically 5 % slower, native ones often delayed by the neighbours: the
+  // median is fooled, the fastest burst of each way is not.
+  ModeTrial by_median(4, 0, 0.03), by_fastest(4, 0, 0.03, true);
+  for (double native : {2.0, 1.0, 2.0, 2.0}) {
+    for (ModeTrial* t : {&by_median, &by_fastest}) {
+      t->sample(true, 1.05);
+      t->sample(false, native);
+    }
+  }
+  ASSERT_TRUE(by_median.decided());
+  ASSERT_TRUE(by_fastest.decided());
+  EXPECT_TRUE(by_median.winner_collective());
+  EXPECT_FALSE(by_fastest.winner_collective());
+}
