@@ -19,6 +19,8 @@ COMMSCHED_EXPORT int MPI_Finalize(void) { return ci::finalize(); }
 
 COMMSCHED_EXPORT int MPI_Comm_free(MPI_Comm* comm) { return ci::comm_free(comm); }
 
+COMMSCHED_EXPORT int MPI_Comm_disconnect(MPI_Comm* comm) { return ci::comm_disconnect(comm); }
+
 COMMSCHED_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {

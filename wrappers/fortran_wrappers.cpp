@@ -82,15 +82,23 @@ void f_mpi_finalize(const char* pmpi, MPI_Fint* ierr) {
   }
 }
 
-void f_mpi_comm_free(const char* pmpi, MPI_Fint* comm, MPI_Fint* ierr) {
+// MPI_Comm_free and MPI_Comm_disconnect: the library forgets the communicator (releasing held
+// burst sends on it) before MPI's own Fortran entry point, or `c_fn`, frees it.
+void f_comm_release(const char* pmpi, int (*c_fn)(MPI_Comm*), MPI_Fint* comm, MPI_Fint* ierr) {
   ci::forget_comm(MPI_Comm_f2c(*comm));
   if (auto fn = next_symbol<CommFreeFn>(pmpi)) {
     fn(comm, ierr);
   } else {
     MPI_Comm c = MPI_Comm_f2c(*comm);
-    set_ierr(ierr, PMPI_Comm_free(&c));
+    set_ierr(ierr, c_fn(&c));
     *comm = MPI_Comm_c2f(c);
   }
+}
+void f_mpi_comm_free(const char* pmpi, MPI_Fint* comm, MPI_Fint* ierr) {
+  f_comm_release(pmpi, PMPI_Comm_free, comm, ierr);
+}
+void f_mpi_comm_disconnect(const char* pmpi, MPI_Fint* comm, MPI_Fint* ierr) {
+  f_comm_release(pmpi, PMPI_Comm_disconnect, comm, ierr);
 }
 
 void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
@@ -139,6 +147,9 @@ COMMSCHED_F_EXPORT void MPI_INIT_THREAD(MPI_Fint* r, MPI_Fint* p, MPI_Fint* ierr
 COMMSCHED_F_EXPORT void MPI_FINALIZE(MPI_Fint* ierr) { f_mpi_finalize("pmpi_finalize_", ierr); }
 COMMSCHED_F_EXPORT void MPI_COMM_FREE(MPI_Fint* comm, MPI_Fint* ierr) {
   f_mpi_comm_free("pmpi_comm_free_", comm, ierr);
+}
+COMMSCHED_F_EXPORT void MPI_COMM_DISCONNECT(MPI_Fint* comm, MPI_Fint* ierr) {
+  f_mpi_comm_disconnect("pmpi_comm_disconnect_", comm, ierr);
 }
 COMMSCHED_F_EXPORT void MPI_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb,
                                       MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,

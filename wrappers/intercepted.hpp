@@ -12,6 +12,7 @@
     (required, provided, ierr))                                                                \
   X(MPI_Finalize, mpi_finalize, (MPI_Fint * ierr), (ierr))                                     \
   X(MPI_Comm_free, mpi_comm_free, (MPI_Fint * comm, MPI_Fint * ierr), (comm, ierr))            \
+  X(MPI_Comm_disconnect, mpi_comm_disconnect, (MPI_Fint * comm, MPI_Fint * ierr), (comm, ierr)) \
   X(MPI_Alltoallv, mpi_alltoallv,                                                              \
     (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
      MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr), \

@@ -89,6 +89,13 @@ bool ModeTrial::collective() const {
   return winner_collective_;
 }
 
+bool ModeTrial::collective_faster() const {
+  auto estimate = [this](const std::vector<double>& v) {
+    return fastest_ ? *std::min_element(v.begin(), v.end()) : median(v);
+  };
+  return estimate(collective_) <= estimate(local_) * (1 - margin_);
+}
+
 void ModeTrial::sample(bool collective, double seconds) {
   std::vector<double>& mine = collective ? collective_ : local_;
   mine.push_back(seconds);
@@ -97,7 +104,7 @@ void ModeTrial::sample(bool collective, double seconds) {
   if (!decided_) {
     if (local_.size() >= keep && collective_.size() >= keep) {
       decided_ = true;
-      winner_collective_ = median(collective_) <= median(local_);
+      winner_collective_ = collective_faster();
       since_decision_ = 0;
     }
     return;
@@ -108,7 +115,7 @@ void ModeTrial::sample(bool collective, double seconds) {
   }
   // A re-measurement of the other way: after `samples` of them, decide again.
   if (++since_decision_ >= recheck_ + samples_) {
-    winner_collective_ = median(collective_) <= median(local_);
+    winner_collective_ = collective_faster();
     since_decision_ = 0;
   }
 }

@@ -64,18 +64,31 @@ Verdict verdict(const Vote& sum, int size);
 /// take the same decisions. It measures `samples` bursts each way, alternating, keeps the faster
 /// by median, and measures the other way again every `recheck` agreed bursts, so a collective
 /// exchange that costs more than it saves (its votes, packing, the Alltoallv path) is dropped.
+/// With a `margin` the collective way wins only when its estimate is that fraction below local's
+/// (level local uses the same trial for held bursts against native ones, "collective" = held).
+/// The estimate of each way is the median of its samples, or with `fastest` the fastest one:
+/// one rank's own burst times on a shared host are delayed at random, never hastened, so the
+/// fastest shows what each way costs where the median shows how the neighbours ran.
 class ModeTrial {
  public:
-  ModeTrial(int samples, int recheck) : samples_(samples < 1 ? 1 : samples), recheck_(recheck) {}
+  ModeTrial(int samples, int recheck, double margin = 0, bool fastest = false)
+      : samples_(samples < 1 ? 1 : samples), recheck_(recheck), margin_(margin),
+        fastest_(fastest) {}
   /// The way the next agreed burst runs.
   [[nodiscard]] bool collective() const;
   /// An agreed burst ran (`collective` or local) and took `seconds` on average over the ranks.
   void sample(bool collective, double seconds);
   [[nodiscard]] bool decided() const { return decided_; }
+  /// The way the last decision kept (meaningful once decided).
+  [[nodiscard]] bool winner_collective() const { return winner_collective_; }
 
  private:
+  [[nodiscard]] bool collective_faster() const;
+
   int samples_;
   int recheck_;
+  double margin_;
+  bool fastest_;
   bool decided_ = false;
   bool winner_collective_ = true;
   int since_decision_ = 0;

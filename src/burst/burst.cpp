@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <utility>
 
 namespace commsched::burst {
 
@@ -51,6 +52,20 @@ std::vector<std::size_t> release_order(std::span<const Post> sends) {
     return std::tie(sends[a].distance, sends[a].comm) < std::tie(sends[b].distance, sends[b].comm);
   });
   return order;
+}
+
+bool hold_can_help(std::span<const Post> posts) {
+  std::vector<Post> sends;
+  for (const Post& p : posts)
+    if (p.kind == Kind::send) sends.push_back(p);
+  std::vector<std::pair<std::uint32_t, int>> peers;
+  for (const Post& p : sends) peers.emplace_back(p.comm, p.peer);
+  std::sort(peers.begin(), peers.end());
+  if (static_cast<std::size_t>(std::unique(peers.begin(), peers.end()) - peers.begin()) <
+      kHoldMinPeers)
+    return false;
+  const std::vector<std::size_t> order = release_order(sends);
+  return !std::is_sorted(order.begin(), order.end());
 }
 
 bool keeps_matching_order(std::span<const Post> sends, std::span<const std::size_t> order) {

@@ -64,6 +64,16 @@ class Learner {
 /// non-overtaking rule for each (peer, tag, communicator) holds. Returns indices into `sends`.
 std::vector<std::size_t> release_order(std::span<const Post> sends);
 
+/// Fewest distinct destinations for which holding a burst's sends may pay: with one or two, the
+/// shift order cannot spread the senders over the receivers, and holding only delays the sends.
+inline constexpr std::size_t kHoldMinPeers = 3;
+
+/// Whether holding a learned burst's sends and releasing them in shift order can help at all:
+/// the sends of `posts` go to at least kHoldMinPeers distinct (communicator, peer) pairs and the
+/// shift order differs from the order the application posted them in. Any other burst is left
+/// to MPI untouched (a measurement then decides among the bursts this allows).
+bool hold_can_help(std::span<const Post> posts);
+
 /// True when releasing `sends` in `order` keeps, for every (communicator, peer, tag), the
 /// relative order of the posts (the property MPI's matching relies on).
 bool keeps_matching_order(std::span<const Post> sends, std::span<const std::size_t> order);

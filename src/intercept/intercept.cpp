@@ -943,6 +943,11 @@ int comm_free(MPI_Comm* comm) {
   return PMPI_Comm_free(comm);
 }
 
+int comm_disconnect(MPI_Comm* comm) {
+  if (comm) forget_comm(*comm);
+  return PMPI_Comm_disconnect(comm);
+}
+
 void before_finalize() {
   try {
     Global& s = g();

@@ -26,5 +26,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
 /// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
 void forget_comm(MPI_Comm comm);
 int comm_free(MPI_Comm* comm);
+/// MPI_Comm_disconnect: as comm_free (held burst sends on `comm` are released first).
+int comm_disconnect(MPI_Comm* comm);
 
 }  // namespace commsched::intercept

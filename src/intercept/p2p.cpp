@@ -6,7 +6,14 @@
 //  * receives are never deferred, and sends to one peer keep their order (burst::release_order);
 //  * anything unusual in a burst (wildcard receive, persistent, synchronous, ready or buffered
 //    send, cancel, request free) makes that burst native and resets learning;
-//  * requests the library did not create are passed to MPI unchanged.
+//  * requests the library did not create are passed to MPI unchanged;
+//  * a held post keeps its own duplicate of a derived datatype (the application may free its
+//    handle right after the call, as MPI allows), freed once the real operation is posted;
+//  * arguments MPI may reject are never held nor queried: they go to MPI as passed, so the
+//    application gets MPI's own error through its own error handler.
+// Level local holds only bursts that can gain (burst::hold_can_help) and that a trial against
+// native finds faster; every other burst passes straight to MPI at the cost of a counter
+// ("native stretches" below).
 // Level collective adds a vote per burst on MPI_COMM_WORLD (see "Level collective" below).
 #include "intercept/p2p.hpp"
 
@@ -43,6 +50,7 @@ struct Shadow {
   const void* buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  bool owns_type = false;      // `type` is the library's duplicate (freed once posted)
   int dest = 0;
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -67,6 +75,17 @@ struct PatternStats {
 
 constexpr std::size_t kMaxPatterns = 16;      // report slots per rank; later ones fold into the last
 constexpr std::size_t kMaxBurstPosts = 4096;  // a longer burst is not learned (bounded memory)
+
+// Native stretches (level local, COMMSCHED_BURST_HOLD=auto): where holding cannot help (or lost
+// its trial), the next posts pass straight to MPI with nothing tracked, then learning starts
+// afresh. The stretch doubles each time up to the cap, so a burst that never pays costs a
+// counter per post, and a pattern that changes is seen again within the cap.
+constexpr std::uint64_t kFirstNativeStretch = 256;       // posts
+constexpr std::uint64_t kMaxNativeStretch = 1u << 20;    // posts
+constexpr int kUnlearnedBeforeNative = 16;  // bursts in a row that repeat nothing
+constexpr int kHoldTrialSamples = 8;        // held and native bursts each, alternating
+constexpr int kHoldTrialRecheck = 256;      // held bursts between re-measurements of native
+constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat native's by this
 
 // --- level collective -------------------------------------------------------------------------
 // Bursts on MPI_COMM_WORLD may run as one collective exchange (the Alltoallv path, so every
@@ -139,6 +158,11 @@ struct Collective {
   std::vector<char> sendbuf, recvbuf;
 };
 
+// Posts left in the current native stretch. Outside State, constant-initialised, because every
+// entry point reads it first: no initialisation guard and no call on the path that must cost
+// nothing.
+std::uint64_t native_posts_left = 0;
+
 struct State {
   bool checked = false;
   bool enabled = false;
@@ -161,6 +185,17 @@ struct State {
   std::size_t position = 0;  // posts of the burst in progress matched so far
   std::unique_ptr<burst::Learner> learner;
   std::vector<PatternStats> patterns;
+  int tag_ub = 32767;  // MPI_TAG_UB (32767 is the least MPI guarantees)
+  MPI_Comm ask = MPI_COMM_NULL;  // the library's MPI_COMM_SELF (errors return): accepted_type
+
+  // Level local's choice per learned signature (COMMSCHED_BURST_HOLD).
+  bool always_hold = false;          // =always: every learned burst is held (tests)
+  bool hold = false;                 // the burst in progress holds its sends
+  std::uint64_t decided_hash = 0;    // the learned signature hold_allowed is about (0: none)
+  bool hold_allowed = false;         // burst::hold_can_help(that signature)
+  burst::ModeTrial hold_trial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin, true};  // held
+  int unlearned = 0;                         // bursts in a row with nothing learned
+  std::uint64_t native_stretch = kFirstNativeStretch;  // the next stretch's length
 
   bool collective_pending = false;  // the burst in progress defers receives too (voted yes)
   bool collective_done = false;     // ... and ran as a collective exchange
@@ -192,6 +227,11 @@ bool enabled() {
       s.level = settings::BurstLevel::local;
     }
     s.enabled = cfg->bursts != settings::BurstLevel::off && cfg->strategy != "native";
+    s.always_hold = cfg->burst_hold_always;
+    int* ub = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found) == MPI_SUCCESS && found && ub)
+      s.tag_ub = *ub;
     s.learner = std::make_unique<burst::Learner>(cfg->learn_calls);
     s.col.cycles = std::make_unique<burst::CycleLearner>(cfg->learn_calls);
   }
@@ -222,10 +262,63 @@ burst::Post make_post(burst::Kind kind, int count, MPI_Datatype type, int peer, 
   p.peer = peer;
   p.tag = tag;
   int size = 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
+  // MPI_DATATYPE_NULL only reaches here from a *_init MPI accepted (count 0): never ask MPI
+  // about it, whose error handler for datatypes may be fatal.
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) size = 0;
   p.bytes = static_cast<std::uint64_t>(count < 0 ? 0 : count) * static_cast<std::uint64_t>(size);
   p.distance = c.size > 0 && peer >= 0 ? core::send_order(c.rank, peer, c.size) : 0;
   return p;
+}
+
+// Whether MPI accepts a post's arguments, checked without asking MPI about them: a negative
+// count, MPI_DATATYPE_NULL, a rank or tag out of range (wildcards allowed for receives) go to
+// MPI as passed, so the application gets MPI's own error code through its own error handler.
+bool valid_post(int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm, bool recv) {
+  if (count < 0 || type == MPI_DATATYPE_NULL) return false;
+  const int size = comm_info(comm).size;
+  const bool peer_ok = peer >= 0 ? peer < size : recv && peer == MPI_ANY_SOURCE;
+  const bool tag_ok = tag >= 0 ? tag <= st().tag_ub : recv && tag == MPI_ANY_TAG;
+  return peer_ok && tag_ok;
+}
+
+// Whether MPI accepts a derived `type` for a post now (it must be committed, which no MPI call
+// reports): asked with a persistent request to MPI_PROC_NULL on the library's own copy of
+// MPI_COMM_SELF, whose errors return, so the application's error handler never hears of it.
+bool accepted_type(MPI_Datatype type, bool recv) {
+  State& s = st();
+  if (s.ask == MPI_COMM_NULL) {
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &s.ask) != MPI_SUCCESS) return false;
+    PMPI_Comm_set_errhandler(s.ask, MPI_ERRORS_RETURN);
+  }
+  char unused = 0;
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = recv ? PMPI_Recv_init(&unused, 1, type, MPI_PROC_NULL, 0, s.ask, &r)
+                      : PMPI_Send_init(&unused, 1, type, MPI_PROC_NULL, 0, s.ask, &r);
+  if (r != MPI_REQUEST_NULL) PMPI_Request_free(&r);
+  return rc == MPI_SUCCESS;
+}
+
+// A held post's datatype: a derived type is duplicated, since the application may free its
+// handle as soon as the call returns; MPI_DATATYPE_NULL if MPI would reject the type or could
+// not duplicate it (then the post is not held, and MPI's own call reports any error).
+MPI_Datatype held_type(MPI_Datatype type, bool recv, bool& owned) {
+  owned = false;
+  int ints = 0, addrs = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  if (PMPI_Type_get_envelope(type, &ints, &addrs, &types, &combiner) != MPI_SUCCESS)
+    return MPI_DATATYPE_NULL;
+  if (combiner == MPI_COMBINER_NAMED) return type;  // predefined: never freed
+  if (!accepted_type(type, recv)) return MPI_DATATYPE_NULL;
+  MPI_Datatype dup = MPI_DATATYPE_NULL;
+  if (PMPI_Type_dup(type, &dup) != MPI_SUCCESS) return MPI_DATATYPE_NULL;
+  owned = true;
+  return dup;
+}
+
+// The real operation is posted (or the data moved): a pending operation keeps the type alive,
+// so the duplicate can go.
+void drop_type(Shadow& sh) {
+  if (sh.owns_type) PMPI_Type_free(&sh.type);
+  sh.owns_type = false;
 }
 
 PatternStats& stats_for(std::uint64_t hash) {
@@ -268,6 +361,7 @@ void release_deferred() {
       sh->release_error =
           PMPI_Irecv(sh->rbuf, sh->count, sh->type, sh->dest, sh->tag, sh->comm, &sh->real);
       if (sh->release_error != MPI_SUCCESS) sh->real = MPI_REQUEST_NULL;
+      drop_type(*sh);
       continue;
     }
     sends.push_back(sh);
@@ -277,6 +371,7 @@ void release_deferred() {
     Shadow& sh = *sends[i];
     sh.release_error = PMPI_Isend(sh.buf, sh.count, sh.type, sh.dest, sh.tag, sh.comm, &sh.real);
     if (sh.release_error != MPI_SUCCESS) sh.real = MPI_REQUEST_NULL;
+    drop_type(sh);
   }
   s.deferred.clear();
 }
@@ -440,6 +535,58 @@ void vote_for_next(std::uint64_t call_id, const burst::Post* post) {
   if (c.promised && !post) c.cycle_pos = 1;
 }
 
+// Whether the learned burst that starts now holds its sends: always (COMMSCHED_BURST_HOLD=
+// always), else only if burst::hold_can_help allows it and then as the trial against native
+// says (it alternates while measuring).
+bool decide_hold() {
+  State& s = st();
+  if (s.always_hold) return true;
+  const std::uint64_t h = s.learner->last_hash();
+  if (h != s.decided_hash) {
+    s.decided_hash = h;
+    s.hold_allowed = burst::hold_can_help(*s.learner->expected());
+    s.hold_trial = burst::ModeTrial{kHoldTrialSamples, kHoldTrialRecheck, kHoldMargin, true};
+  }
+  return s.hold_allowed && s.hold_trial.collective();
+}
+
+// Level local, COMMSCHED_BURST_HOLD=auto, nothing held or outstanding in a shadow: the next posts
+// pass straight to MPI untracked (see kFirstNativeStretch); what is tracked now is forgotten,
+// as the completion calls of the stretch will not report it.
+void start_native_stretch() {
+  State& s = st();
+  if (s.always_hold || collective_active() || !s.shadows.empty() || !s.deferred.empty()) return;
+  native_posts_left = s.native_stretch;
+  s.native_stretch = std::min(s.native_stretch * 2, kMaxNativeStretch);
+  s.outstanding.clear();
+  s.current.clear();
+  s.broken = s.substituting = s.fell_back = s.hold = false;
+  s.position = 0;
+  s.unlearned = 0;
+}
+
+// A burst ran as learned (`held` or not) in `seconds`: the trial's sample, and where holding
+// cannot help or lost, a native stretch (after one, a lost trial is run again).
+void judge_hold(bool complete, double seconds) {
+  State& s = st();
+  if (s.always_hold || collective_active()) return;
+  if (!s.learner->expected()) {
+    if (++s.unlearned >= kUnlearnedBeforeNative) start_native_stretch();
+    return;
+  }
+  s.unlearned = 0;
+  if (s.learner->last_hash() != s.decided_hash) return;  // decided when the next burst starts
+  if (!s.hold_allowed) {
+    start_native_stretch();
+    return;
+  }
+  if (complete) s.hold_trial.sample(s.hold, seconds);
+  if (s.hold_trial.decided() && !s.hold_trial.winner_collective()) {
+    s.decided_hash = 0;  // measure again after the stretch
+    start_native_stretch();
+  }
+}
+
 // A burst ends when none of its requests is outstanding any more.
 void end_burst_if_idle() {
   State& s = st();
@@ -454,15 +601,21 @@ void end_burst_if_idle() {
     for (const burst::Post& p : s.current)
       if (p.kind == burst::Kind::send) bytes += static_cast<std::int64_t>(p.bytes);
     ps.bytes = bytes;
-    if (s.substituting && s.position == s.current.size() && !s.fell_back) ++ps.substituted;
+    if (s.substituting && s.position == s.current.size() && !s.fell_back &&
+        (s.hold || s.collective_done))
+      ++ps.substituted;
     if (s.substituting && s.fell_back) ++ps.fallbacks;
     if (s.collective_done) ++ps.collective;
   }
+  const bool complete = clean && s.substituting && s.position == s.current.size() && !s.fell_back &&
+                        !s.collective_done;
   s.current.clear();
   s.broken = false;
   s.substituting = false;
   s.fell_back = false;
   s.position = 0;
+  judge_hold(complete, PMPI_Wtime() - s.burst_start);
+  s.hold = false;
   Collective& c = s.col;
   c.last_collective = s.collective_done;
   s.collective_pending = false;
@@ -544,11 +697,13 @@ void start_burst(const burst::Post& p) {
 bool note_post(const burst::Post& p, bool clean) {
   State& s = st();
   if (s.outstanding.empty() && s.current.empty()) {
-    if (collective_active()) s.burst_start = PMPI_Wtime();
     start_burst(p);  // level collective: the cycle before it, its promise
-    // A new burst: substitute it if the learned one is expected (level local or above).
+    // A new burst: substitute it if the learned one is expected (level local or above); hold
+    // its sends if that can help (or as the trial says).
     s.substituting = s.learner->expected() != nullptr;
     s.collective_pending = s.substituting && s.col.voted_yes;
+    s.hold = s.substituting && decide_hold();
+    if (collective_active() || s.substituting) s.burst_start = PMPI_Wtime();
     s.position = 0;
     s.fell_back = false;
   }
@@ -562,6 +717,7 @@ bool note_post(const burst::Post& p, bool clean) {
     s.current.push_back(p);
   } else {
     s.broken = true;
+    start_native_stretch();  // a burst that never drains: nothing to learn from it
   }
   if (!s.substituting) return false;
   const burst::Signature& expected = *s.learner->expected();
@@ -571,8 +727,9 @@ bool note_post(const burst::Post& p, bool clean) {
     return false;
   }
   ++s.position;
-  return p.kind == burst::Kind::send || s.collective_pending;
+  return (p.kind == burst::Kind::send && s.hold) || s.collective_pending;
 }
+
 
 // Packs the burst's sends into the exchange buffer (layout `l`); false if MPI disagrees on a size.
 bool pack_sends(const std::vector<Shadow*>& by_post, const burst::Layout& l) {
@@ -632,6 +789,7 @@ void settle_collective() {
                        sh->type, MPI_COMM_WORLD);
   }
   for (Shadow* sh : s.deferred) {
+    drop_type(*sh);  // packed or unpacked: the data has moved
     sh->by_collective = true;
     sh->release_error = rc;
     PMPI_Grequest_complete(sh->greq);
@@ -750,13 +908,18 @@ bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Dat
   sh->buf = buf;
   sh->rbuf = rbuf;
   sh->count = count;
-  sh->type = type;
+  sh->type = held_type(type, p.kind == burst::Kind::recv, sh->owns_type);
+  if (sh->type == MPI_DATATYPE_NULL) {
+    abandon_substitution();
+    return false;
+  }
   sh->dest = peer;
   sh->tag = tag;
   sh->comm = comm;
   sh->post = p;
   sh->post_index = s.current.size() - 1;
   if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, sh.get(), &sh->greq) != MPI_SUCCESS) {
+    drop_type(*sh);
     abandon_substitution();
     return false;
   }
@@ -768,12 +931,39 @@ bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Dat
   return true;
 }
 
-}  // namespace
+// A post MPI may reject (see valid_post) goes to MPI unchanged; the burst it is in stays native:
+// what is held goes first, and level collective, which could not count the message, ends.
+template <typename Native>
+int post_natively(Native native, MPI_Request* req) {
+  State& s = st();
+  if (!s.deferred.empty()) abandon_substitution();
+  if (!s.outstanding.empty() || !s.current.empty()) s.broken = true;
+  leave_collective();
+  const int rc = native();
+  if (rc == MPI_SUCCESS) track(*req);
+  return rc;
+}
 
-int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-          MPI_Request* req) {
+// Completion calls (and starts) in a native stretch, or with bursts off: straight to MPI.
+bool passing() { return native_posts_left > 0 || !enabled(); }
+
+// In a native stretch: true, and one post fewer left in it.
+bool native_stretch_post() {
+  if (native_posts_left > 0) [[likely]] {  // the case that must cost nothing
+    --native_posts_left;
+    return true;
+  }
+  return false;
+}
+
+// Isend and Irecv outside a native stretch (the entry points below test the stretch alone, so
+// that path is a jump to MPI with no stack frame set up).
+[[gnu::noinline]] int isend_watched(const void* buf, int count, MPI_Datatype type, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request* req) {
   if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
     return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  if (!valid_post(count, type, dest, tag, comm, false))
+    return post_natively([&] { return PMPI_Isend(buf, count, type, dest, tag, comm, req); }, req);
   const burst::Post p = make_post(burst::Kind::send, count, type, dest, tag, comm);
   // Posted now unless deferred: any earlier deferred post of this burst has been released by
   // note_post's abandon, or there is none, so per-peer order holds.
@@ -784,10 +974,12 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
   return rc;
 }
 
-int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Request* req) {
+[[gnu::noinline]] int irecv_watched(void* buf, int count, MPI_Datatype type, int source,
+                                    int tag, MPI_Comm comm, MPI_Request* req) {
   if (!enabled() || source == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req)
     return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  if (!valid_post(count, type, source, tag, comm, true))
+    return post_natively([&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); }, req);
   const bool wildcard = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
   // A wildcard matches a message the library cannot name: level collective cannot count it.
   if (wildcard) leave_collective();
@@ -802,6 +994,20 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   return rc;
 }
 
+}  // namespace
+
+int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          MPI_Request* req) {
+  if (native_stretch_post()) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  return isend_watched(buf, count, type, dest, tag, comm, req);
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+          MPI_Request* req) {
+  if (native_stretch_post()) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  return irecv_watched(buf, count, type, source, tag, comm, req);
+}
+
 int isend_mode(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request* req) {
   auto post = [&] {
@@ -812,7 +1018,10 @@ int isend_mode(SendMode mode, const void* buf, int count, MPI_Datatype type, int
     }
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
   };
-  if (!enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL || !req) return post();
+  if (native_stretch_post() || !enabled() || dest == MPI_PROC_NULL || comm == MPI_COMM_NULL ||
+      !req)
+    return post();
+  if (!valid_post(count, type, dest, tag, comm, false)) return post_natively(post, req);
   note_post(make_post(burst::Kind::send, count, type, dest, tag, comm), false);
   const int rc = post();
   if (rc == MPI_SUCCESS) track(*req);
@@ -838,7 +1047,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int start(MPI_Request* req) { return startall(1, req); }
 
 int startall(int count, MPI_Request reqs[]) {
-  if (!enabled()) return PMPI_Startall(count, reqs);
+  if (passing()) return PMPI_Startall(count, reqs);
   // The application's persistent requests are a schedule of its own: the burst stays native,
   // and anything deferred goes first so per-peer order holds.
   p2p_flush("startall");
@@ -857,7 +1066,7 @@ int startall(int count, MPI_Request reqs[]) {
 // --- completion -----------------------------------------------------------------------------
 
 int wait(MPI_Request* req, MPI_Status* status) {
-  if (!enabled()) return PMPI_Wait(req, status);
+  if (passing()) return PMPI_Wait(req, status);
   p2p_flush("p2p:wait");
   Translated t = translate(1, req);
   const int rc = PMPI_Wait(t.mpi.data(), status);
@@ -866,7 +1075,7 @@ int wait(MPI_Request* req, MPI_Status* status) {
 }
 
 int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-  if (!enabled()) return PMPI_Waitall(count, reqs, statuses);
+  if (passing()) return PMPI_Waitall(count, reqs, statuses);
   p2p_flush("p2p:waitall");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Waitall(count, t.mpi.data(), statuses);
@@ -875,7 +1084,7 @@ int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
-  if (!enabled()) return PMPI_Waitany(count, reqs, index, status);
+  if (passing()) return PMPI_Waitany(count, reqs, index, status);
   p2p_flush("p2p:waitany");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Waitany(count, t.mpi.data(), index, status);
@@ -884,7 +1093,7 @@ int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
 }
 
 int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enabled()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+  if (passing()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
   p2p_flush("p2p:waitsome");
   Translated t = translate(incount, reqs);
   const int rc = PMPI_Waitsome(incount, t.mpi.data(), outcount, indices, statuses);
@@ -893,7 +1102,7 @@ int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
 }
 
 int test(MPI_Request* req, int* flag, MPI_Status* status) {
-  if (!enabled()) return PMPI_Test(req, flag, status);
+  if (passing()) return PMPI_Test(req, flag, status);
   p2p_flush("p2p:test");
   Translated t = translate(1, req);
   const int rc = PMPI_Test(t.mpi.data(), flag, status);
@@ -902,7 +1111,7 @@ int test(MPI_Request* req, int* flag, MPI_Status* status) {
 }
 
 int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-  if (!enabled()) return PMPI_Testall(count, reqs, flag, statuses);
+  if (passing()) return PMPI_Testall(count, reqs, flag, statuses);
   p2p_flush("p2p:testall");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Testall(count, t.mpi.data(), flag, statuses);
@@ -911,7 +1120,7 @@ int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
 }
 
 int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
-  if (!enabled()) return PMPI_Testany(count, reqs, index, flag, status);
+  if (passing()) return PMPI_Testany(count, reqs, index, flag, status);
   p2p_flush("p2p:testany");
   Translated t = translate(count, reqs);
   const int rc = PMPI_Testany(count, t.mpi.data(), index, flag, status);
@@ -920,7 +1129,7 @@ int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
 }
 
 int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!enabled()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+  if (passing()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
   p2p_flush("p2p:testsome");
   Translated t = translate(incount, reqs);
   const int rc = PMPI_Testsome(incount, t.mpi.data(), outcount, indices, statuses);
@@ -1066,6 +1275,7 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name) {
     b.posts = max_posts[i];
     out.push_back(b);
   }
+  if (s.ask != MPI_COMM_NULL) PMPI_Comm_free(&s.ask);
   s.enabled = false;  // nothing after finalize
   return out;
 }

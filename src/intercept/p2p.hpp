@@ -3,8 +3,9 @@
 /// plain values here; requests the library did not create pass through untouched.
 ///
 /// Level `local` (COMMSCHED_BURSTS): once a rank's burst has repeated COMMSCHED_LEARN_CALLS
-/// times, the next identical burst's receives are posted at once (as the application posts
-/// them) and its sends are deferred: the application gets a generalized request for each, and
+/// times and holding it can help (burst::hold_can_help, then a trial against native; else the
+/// burst passes straight to MPI), the next identical burst's receives are posted at once (as the
+/// application posts them) and its sends are deferred: the application gets a generalized request for each, and
 /// when the burst's last post arrives the sends are released in shift order (burst.hpp). Any
 /// other MPI call the library sees before that (a completion call, a blocking send or receive,
 /// a collective, a post that differs from the learned burst) first releases every deferred send,

@@ -36,6 +36,11 @@ constexpr std::array kSpecs{
          "in shift order; no agreement needed) or `collective` (opt-in: a burst every rank votes "
          "for runs as one collective exchange through the Alltoallv path, so every strategy and "
          "`auto` apply; bursts on `MPI_COMM_WORLD`)."},
+    Spec{"BURST_HOLD", "choice", "auto",
+         "Which learned bursts level `local` holds and reorders: `auto` (only where the shift "
+         "order changes the order of sends to at least 3 peers and a trial against native shows "
+         "it faster; every other burst goes straight to MPI) or `always` (every learned burst; "
+         "for tests)."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
@@ -276,6 +281,14 @@ void apply_bursts(const Spec& spec, std::string_view value, Settings& s, Reporte
   r.bad_value_keep_default(spec, value, "a burst level (valid: off, local, collective)");
 }
 
+void apply_burst_hold(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  if (iequals(value, "auto") || iequals(value, "always")) {
+    s.burst_hold_always = iequals(value, "always");
+    return;
+  }
+  r.bad_value_keep_default(spec, value, "auto or always");
+}
+
 void apply_log_level(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   static constexpr std::array<std::pair<std::string_view, core::LogLevel>, 4> kLevels{{
       {"quiet", core::LogLevel::quiet},
@@ -483,6 +496,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"STRATEGY", apply_strategy},
     {"LEARN_CALLS", apply_learn_calls},
     {"BURSTS", apply_bursts},
+    {"BURST_HOLD", apply_burst_hold},
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},

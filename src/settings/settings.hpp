@@ -44,6 +44,7 @@ struct Settings {
   double fault_probability = 0;       ///< ... with this probability per visit
   std::uint64_t fault_seed = 1;       ///< ... drawn from this seed (mixed with the rank)
   BurstLevel bursts = BurstLevel::local;  ///< COMMSCHED_BURSTS
+  bool burst_hold_always = false;         ///< COMMSCHED_BURST_HOLD=always (tests)
 };
 
 /// Sites COMMSCHED_FAULT can name.

@@ -122,3 +122,23 @@ TEST(BurstOrder, CheckerRejectsOvertaking) {
   const std::vector<std::size_t> dup{0, 0};
   EXPECT_FALSE(keeps_matching_order(s, dup));
 }
+
+TEST(BurstHold, OnlyWhereShiftOrderChangesSendsToThreePeers) {
+  // Rank 0 of 8: shift order is 1, 2, 3, ...
+  EXPECT_FALSE(hold_can_help(Signature{send_to(3, 0, 64), send_to(3, 0, 64), send_to(3, 1, 64)}))
+      << "one peer: nothing to reorder";
+  EXPECT_FALSE(hold_can_help(Signature{send_to(2, 0, 64), send_to(1, 0, 64)}))
+      << "two peers: a swap cannot spread receivers";
+  EXPECT_FALSE(hold_can_help(Signature{send_to(1, 0, 8), send_to(2, 0, 8), send_to(3, 0, 8)}))
+      << "already in shift order";
+  EXPECT_TRUE(hold_can_help(Signature{send_to(3, 0, 8), send_to(2, 0, 8), send_to(1, 0, 8)}));
+  // Receives neither count as peers nor change the order.
+  EXPECT_FALSE(hold_can_help(Signature{recv_from(3, 0, 8), recv_from(2, 0, 8), send_to(1, 0, 8),
+                                       send_to(2, 0, 8)}));
+  EXPECT_TRUE(hold_can_help(Signature{recv_from(1, 0, 8), send_to(4, 0, 8), recv_from(2, 0, 8),
+                                      send_to(1, 0, 8), send_to(6, 0, 8)}));
+  // One peer on two communicators is two destinations.
+  EXPECT_TRUE(hold_can_help(Signature{send_to(2, 0, 8, 0, 8, 1), send_to(2, 0, 8, 0, 8, 2),
+                                      send_to(1, 0, 8, 0, 8, 1)}));
+  EXPECT_FALSE(hold_can_help(Signature{}));
+}

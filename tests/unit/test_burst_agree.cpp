@@ -256,3 +256,38 @@ TEST(BurstAgree, ModeTrialKeepsTheFasterWayAndRechecks) {
     b.sample(c, s);
   }
 }
+
+TEST(BurstAgree, ModeTrialMarginKeepsLocalUnlessClearlyBeaten) {
+  // Level local's held-vs-native trial: held ("collective") must be 3 % faster.
+  ModeTrial t(2, 0, 0.03);
+  for (int i = 0; i < 2; ++i) {
+    t.sample(true, 0.99);
+    t.sample(false, 1.0);
+  }
+  ASSERT_TRUE(t.decided());
+  EXPECT_FALSE(t.winner_collective()) << "1 % faster is within the margin";
+  ModeTrial u(2, 0, 0.03);
+  for (int i = 0; i < 2; ++i) {
+    u.sample(true, 0.9);
+    u.sample(false, 1.0);
+  }
+  ASSERT_TRUE(u.decided());
+  EXPECT_TRUE(u.winner_collective());
+  EXPECT_TRUE(u.collective());
+}
+
+TEST(BurstAgree, ModeTrialFastestIgnoresDelaysOfOneWay) {
+  // Held bursts intrinsically 5 % slower, native ones often delayed by the neighbours: the
+  // median is fooled, the fastest burst of each way is not.
+  ModeTrial by_median(4, 0, 0.03), by_fastest(4, 0, 0.03, true);
+  for (double native : {2.0, 1.0, 2.0, 2.0}) {
+    for (ModeTrial* t : {&by_median, &by_fastest}) {
+      t->sample(true, 1.05);
+      t->sample(false, native);
+    }
+  }
+  ASSERT_TRUE(by_median.decided());
+  ASSERT_TRUE(by_fastest.decided());
+  EXPECT_TRUE(by_median.winner_collective());
+  EXPECT_FALSE(by_fastest.winner_collective());
+}

@@ -44,7 +44,7 @@ bool same(const Settings& a, const Settings& b) {
          a.trial_calls == b.trial_calls && a.trial_seconds == b.trial_seconds && a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
-         a.bursts == b.bursts &&
+         a.bursts == b.bursts && a.burst_hold_always == b.burst_hold_always &&
          a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
          a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
@@ -90,7 +90,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
-                                              "BURSTS"}));
+                                              "BURSTS", "BURST_HOLD"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -314,6 +314,7 @@ const BadValue kBadValues[] = {
     {"LEARN_CALLS", "3\n"}, {"LEARN_CALLS", "\xff\xfe"},
     // BURSTS
     {"BURSTS", ""}, {"BURSTS", "on"}, {"BURSTS", "global"}, {"BURSTS", "1"},
+    {"BURST_HOLD", ""}, {"BURST_HOLD", "never"}, {"BURST_HOLD", "1"},
     // LOG_LEVEL
     {"LOG_LEVEL", ""}, {"LOG_LEVEL", "loud"}, {"LOG_LEVEL", "warning"}, {"LOG_LEVEL", "2"},
     {"LOG_LEVEL", "\xff\xfe"},
@@ -350,6 +351,7 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(p.settings.max_staging, 3u << 20);
   EXPECT_EQ(p.settings.trace_limit, 1024u);
   EXPECT_FALSE(p.settings.trial);
+  EXPECT_TRUE(parse_env({{"COMMSCHED_BURST_HOLD", "Always"}}).settings.burst_hold_always);
 }
 
 TEST(Settings, FaultSpec) {
