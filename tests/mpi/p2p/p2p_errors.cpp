@@ -3,9 +3,9 @@
 // the library may hold them) and, after the first send, one MPI_Isend MPI rejects, part of the
 // burst that repeats: to a rank past the end, with a negative count, with MPI_DATATYPE_NULL, with
 // a negative tag, or with a derived datatype never committed (each for 8 iterations, so the
-// library learns the burst with it). The code
-// it returns must equal what PMPI_Isend (the MPI library itself, never the preloaded one)
-// returns for the same arguments, the job must go on, and the burst's MPI_Waitall must succeed
+// library learns the burst with it). The error class
+// it returns must equal that of what PMPI_Isend (the MPI library itself, never the preloaded
+// one) returns for the same arguments, the job must go on, and the burst's MPI_Waitall must succeed
 // with every message intact.
 //   p2p_errors [--iterations N] [--inject-fault]
 #include <vector>
@@ -37,7 +37,12 @@ int bad_isend(Isend isend, int kind, const int* buf, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return p2p::run(argc, argv, "p2p_errors", 48, [](p2p::Checker& chk) {
+  const auto error_class = [](int code) {
+    int cls = code;
+    if (code != MPI_SUCCESS) MPI_Error_class(code, &cls);
+    return cls;
+  };
+  return p2p::run(argc, argv, "p2p_errors", 48, [&error_class](p2p::Checker& chk) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     const int me = chk.rank(), n = chk.size();
     const int junk[1] = {0};
@@ -56,7 +61,8 @@ int main(int argc, char** argv) {
           const int want = bad_isend(PMPI_Isend, kind, junk, n);
           const int got = bad_isend(MPI_Isend, kind, junk, n);
           chk.same(want != MPI_SUCCESS, 1, it, "PMPI_Isend", "rejects");
-          chk.same(got, want, it, "MPI_Isend", "error code");
+          // Classes, not codes: MPICH's codes carry a per-call serial number.
+          chk.same(error_class(got), error_class(want), it, "MPI_Isend", "error class");
         }
       }
       std::vector<MPI_Status> st(reqs.size());
