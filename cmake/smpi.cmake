@@ -56,7 +56,9 @@ if(COMMSCHED_SMPI)
       target_include_directories(commsched_smpi PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
       target_link_libraries(commsched_smpi PRIVATE Boost::headers)
       # SMPI_NO_OVERRIDE_MALLOC: keep smpi_helpers.h's malloc/free macros out of the library.
-      target_compile_definitions(commsched_smpi PRIVATE SMPI_NO_OVERRIDE_MALLOC COMMSCHED_SMPI=1)
+      # COMMSCHED_VERSION: src/learn sets it on wisdom.cpp for its own target only.
+      target_compile_definitions(commsched_smpi PRIVATE SMPI_NO_OVERRIDE_MALLOC COMMSCHED_SMPI=1
+                                 COMMSCHED_VERSION="${PROJECT_VERSION}")
       set_target_properties(commsched_smpi PROPERTIES CXX_COMPILER_LAUNCHER "${_launcher}"
                             CXX_VISIBILITY_PRESET default VISIBILITY_INLINES_HIDDEN OFF)
 
