@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -40,6 +41,15 @@
 
 namespace commsched::intercept {
 namespace {
+
+// auto pays for learning and probes out of the same share of the communicator's time so far as
+// its trial (Trial::kBudgetShare): a job of microsecond calls does not learn until it has spent
+// enough in MPI_Alltoallv for the learning to be a small part of it. Learning's cost is
+// measured (the slowest rank's) once it has happened; this is the guess before.
+constexpr double kFirstLearnCost = 1e-3;
+// The longest a probe may wait for its budget: a pattern is learned at most this many calls
+// after the job can afford it.
+constexpr std::uint64_t kMaxBudgetGap = 4096;
 
 // One strategy a pattern may run, compiled for this rank.
 struct Candidate {
@@ -93,6 +103,11 @@ struct CommState {
   // is scaled to when no machine file describes this machine.
   double native_seen_s = 0;
   double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
+  // auto's learning budget (see learning_affordable): this rank's time in MPI_Alltoallv on
+  // this communicator and its last learning's and agreement's durations, sent with the next
+  // agreement; their maxima over ranks, agreed.
+  double time_local_s = 0, learn_local_s = 0, agree_local_s = 0;
+  double time_agreed_s = 0, learn_cost_s = kFirstLearnCost, agree_cost_s = 0;
   // The previous call's pattern and local time: its maximum over ranks arrives with this
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
@@ -768,6 +783,26 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
   return agreed;
 }
 
+// auto's learning budget: whether the communicator's time so far (agreed) pays for a learning
+// within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
+bool learning_affordable(const CommState& cs) {
+  if (!runs_trial(g().cfg)) return true;
+  return cs.time_agreed_s * learn::Trial::kBudgetShare >= cs.learn_cost_s;
+}
+
+// The calls until the budget pays for the next probe (deferred: for the learning too), at the
+// agreed time per call so far; 0 when it already does or outside auto.
+std::uint64_t budget_gap(const CommState& cs, bool deferred) {
+  if (!runs_trial(g().cfg) || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
+  const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
+  const double need = (cs.agree_cost_s + (deferred ? cs.learn_cost_s : 0)) /
+                          learn::Trial::kBudgetShare -
+                      cs.time_agreed_s;
+  if (need <= 0) return 0;
+  return std::min<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(need / per_call)),
+                                 kMaxBudgetGap);
+}
+
 void note_streak_call(CommState& cs, double seconds) {
   if (cs.streak_fastest_s <= 0 || seconds < cs.streak_fastest_s) cs.streak_fastest_s = seconds;
 }
@@ -1008,9 +1043,18 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   }
   p2p_flush("Alltoallv");
   double seconds = 0;
+  // Every call's time on this rank, whichever way it leaves: the learning budget's base.
+  struct AddTime {
+    CommState* cs = nullptr;
+    double t0 = now();
+    ~AddTime() {
+      if (cs) cs->time_local_s += now() - t0;
+    }
+  } add_time;
   try {
     CommState* csp = state_for(comm);
     CommState& cs = *csp;
+    add_time.cs = csp;
     if (cs.native_only || s.cfg.strategy == "native") {
       const double t0 = now();
       const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -1145,12 +1189,23 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     // (equal maximum and minimum: every rank is on the same cached pattern), and this rank's
     // fastest native call of its learning streak (their maximum calibrates the cost model; the
     // fastest, as a streak's first call pays first-touch costs).
-    double agree_in[6] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
-                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s};
-    double agree_out[6] = {0, 0, -1, 1, 0, 0};
-    int rc = PMPI_Allreduce(agree_in, agree_out, 6, MPI_DOUBLE, MPI_MAX, cs.dup);
-    if (rc == MPI_SUCCESS && agree_out[5] > 0) cs.native_seen_s = agree_out[5];
-    const std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
+    // Then the budget's inputs: this rank's time so far here, its last learning's and last
+    // agreement's durations.
+    double agree_in[9] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
+                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
+                          cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
+    double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
+    const double agree_t0 = now();
+    int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX, cs.dup);
+    cs.agree_local_s = now() - agree_t0;
+    cs.learn_local_s = 0;
+    if (rc == MPI_SUCCESS) {
+      if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
+      cs.time_agreed_s = agree_out[6];
+      if (agree_out[7] > 0) cs.learn_cost_s = agree_out[7];
+      if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
+    }
+    std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
     static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
     if (cs.timed_pattern && rc == MPI_SUCCESS) {
       learn::Trial& trial = cs.timed_pattern->trial;
@@ -1170,13 +1225,19 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     cs.timed_seconds = 0;
     cs.timed_agreement = 0;
     const bool was_learning = cs.learner.learning();
+    const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
+    // A new pattern every rank has repeated, but the job cannot pay for learning it yet: stay
+    // native and probe again once it can (every rank computes the same from agreed values).
+    const bool repeated = agreed >= s.cfg.learn_calls && agreed < learn::Learner::kMatch;
+    const bool deferred = repeated && hit < 0 && !learning_affordable(cs);
+    if (deferred) agreed = s.cfg.learn_calls - 1;
     learn::Action action = cs.learner.decide(agreed);
     if (cs.learner.learning()) cs.current = nullptr;
     // The next probe: the very next call when counts just left a pattern (it may be a cached
-    // one), then ever further apart while nothing repeats, at most kMaxProbeGap calls.
+    // one), then ever further apart while nothing repeats, at most kMaxProbeGap calls; under
+    // auto, never sooner than the budget pays for the probe (or, deferred, for the learning).
     cs.probe_gap = !was_learning ? 1 : std::min<std::uint64_t>(2 * cs.probe_gap, kMaxProbeGap);
-    cs.next_probe = cs.calls + cs.probe_gap;
-    const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
+    cs.next_probe = cs.calls + std::max(cs.probe_gap, budget_gap(cs, deferred));
     if (hit >= 0) {
       // Every rank is on the same cached pattern: run it, no gather (alternating patterns).
       Pattern* cached = cs.patterns[static_cast<std::size_t>(hit)].get();
@@ -1192,6 +1253,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         cs.streak_fastest_s = 0;
       }
     } else if (action == learn::Action::learn_and_run) {
+      const double learn_t0 = now();
       core::CommMatrix m;
       Pattern* p = nullptr;
       std::vector<int> ok;
@@ -1267,6 +1329,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.streak_calls = 0;
       cs.streak_seconds = 0;
       cs.streak_fastest_s = 0;
+      cs.learn_local_s = now() - learn_t0;  // the next agreement makes it the known cost
       action = run_now ? learn::Action::run_plan : learn::Action::native;
     }
     Pattern* p = cs.current;
