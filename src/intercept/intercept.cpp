@@ -43,7 +43,7 @@ namespace commsched::intercept {
 namespace {
 
 // auto pays for learning and probes out of the same share of the communicator's time so far as
-// its trial (Trial::kBudgetShare): a job of microsecond calls does not learn until it has spent
+// its trial (COMMSCHED_TRIAL_BUDGET): a job of microsecond calls does not learn until it has spent
 // enough in MPI_Alltoallv for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
@@ -335,6 +335,7 @@ std::string collective_settings(const Global& s, const std::string& machine_text
                   '|' + std::to_string(c.rsnh_lambda_fixed) + '|' + std::to_string(c.lp_barrier) +
                   '|' + std::to_string(c.seed) + '|' + std::to_string(c.trial) + '|' +
                   std::to_string(c.trial_calls) + '|' + std::to_string(c.trial_seconds) + '|' +
+                  std::to_string(c.trial_budget) + '|' +
                   std::to_string(c.max_staging) + '|' + std::to_string(!c.trace_dir.empty()) +
                   '|' + std::to_string(c.fake_nodes) + '|' + c.fault_site + '|' +
                   std::to_string(c.fault_probability) + '|' +
@@ -787,7 +788,7 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
 // within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial(g().cfg)) return true;
-  return cs.time_agreed_s * learn::Trial::kBudgetShare >= cs.learn_cost_s;
+  return cs.time_agreed_s * g().cfg.trial_budget >= cs.learn_cost_s;
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
@@ -795,9 +796,9 @@ bool learning_affordable(const CommState& cs) {
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   if (!runs_trial(g().cfg) || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
-  const double need = (cs.agree_cost_s + (deferred ? cs.learn_cost_s : 0)) /
-                          learn::Trial::kBudgetShare -
-                      cs.time_agreed_s;
+  const double need =
+      (cs.agree_cost_s + (deferred ? cs.learn_cost_s : 0)) / g().cfg.trial_budget -
+      cs.time_agreed_s;
   if (need <= 0) return 0;
   return std::min<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(need / per_call)),
                                  kMaxBudgetGap);
@@ -855,6 +856,7 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
             : trial       ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
                           : learn::Trial::decided_for(std::move(tc), 0);
   p.trial.add_calls_before(calls_before);
+  p.trial.set_budget_share(g().cfg.trial_budget);
 }
 
 // Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte

@@ -45,7 +45,7 @@ class Trial {
   static constexpr double kNativeMargin = 0.03;
   /// At most this many times `calls` pairs per candidate.
   static constexpr int kMaxRoundsPerCall = 10;
-  /// The trial's extra time at most this share of the pattern's time so far.
+  /// The trial's extra time at most this share of the pattern's time so far, by default.
   static constexpr double kBudgetShare = 0.02;
   /// One-sided sign-test level a candidate must reach against native.
   static constexpr double kSignificance = 0.05;
@@ -72,6 +72,8 @@ class Trial {
   /// count in the budget's base at native's measured time each. A count, not local times, so
   /// every rank decides alike.
   void add_calls_before(std::uint64_t calls) { calls_before_ = static_cast<double>(calls); }
+  /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
+  void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
   /// The candidate this call runs.
   std::size_t current() const { return current_; }
   /// The agreed time of the call just run with current(); advances the trial. `overhead` is
@@ -123,6 +125,7 @@ class Trial {
   double total_s_ = 0;              // every trial call's time
   double calls_before_ = 0;
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
+  double share_ = kBudgetShare;
   double extra_s_ = 0;
   // After the decision.
   int since_decision_ = 0;

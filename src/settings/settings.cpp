@@ -84,6 +84,10 @@ constexpr std::array kSpecs{
          "`auto` tries up to 8 candidates instead of 3 where the cost model predicts a round of "
          "them and native, `TRIAL_CALLS` + 1 times, in less than this many seconds; 0 to 3600, "
          "`0`: always 3."},
+    Spec{"TRIAL_BUDGET", "number", "0.02",
+         "The most of the communicator's time so far in `MPI_Alltoallv` that `auto` spends on "
+         "learning a pattern, probing and its trial (each paid only once this share covers "
+         "it); 0.001 to 1, `1`: learn and try at once."},
     Spec{"CANDIDATES", "list", "",
          "Comma-separated strategy ids `auto` may choose from (native is always a candidate). "
          "Unset: every strategy."},
@@ -403,6 +407,14 @@ void apply_trial_seconds(const Spec& spec, std::string_view value, Settings& s, 
     r.bad_value_keep_default(spec, value, "a number of seconds from 0 to 3600");
 }
 
+void apply_trial_budget(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const auto share = parse_number(value);
+  if (share && *share >= 0.001 && *share <= 1.0)
+    s.trial_budget = *share;
+  else
+    r.bad_value_keep_default(spec, value, "a share from 0.001 to 1");
+}
+
 void apply_candidates(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   if (auto ids = plan::parse_strategy_list(value)) {
     s.candidates = std::move(*ids);
@@ -508,6 +520,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"TRIAL", apply_trial},
     {"TRIAL_CALLS", apply_trial_calls},
     {"TRIAL_SECONDS", apply_trial_seconds},
+    {"TRIAL_BUDGET", apply_trial_budget},
     {"CANDIDATES", apply_candidates},
     {"MAX_STAGING", apply_max_staging},
     {"TRACE", apply_trace},

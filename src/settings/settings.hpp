@@ -34,6 +34,7 @@ struct Settings {
   bool trial = true;                  ///< COMMSCHED_TRIAL: auto measures its best candidates
   int trial_calls = 3;                ///< COMMSCHED_TRIAL_CALLS: least calls per candidate
   double trial_seconds = 0.1;         ///< COMMSCHED_TRIAL_SECONDS: short trials run more rounds
+  double trial_budget = 0.02;         ///< COMMSCHED_TRIAL_BUDGET: auto's share of the job's time
   std::vector<std::string> candidates;  ///< COMMSCHED_CANDIDATES: restricts auto (empty: all)
   std::uint64_t max_staging = 256ull << 20;  ///< COMMSCHED_MAX_STAGING: bytes per rank
   std::string trace_dir;              ///< COMMSCHED_TRACE: directory for per-rank traces

@@ -41,7 +41,8 @@ bool same(const Settings& a, const Settings& b) {
          a.wisdom_default == b.wisdom_default && a.rsnh_lambda == b.rsnh_lambda &&
          a.rsnh_lambda_fixed == b.rsnh_lambda_fixed && a.lp_barrier == b.lp_barrier &&
          a.seed == b.seed && a.machine == b.machine && a.trial == b.trial &&
-         a.trial_calls == b.trial_calls && a.trial_seconds == b.trial_seconds && a.candidates == b.candidates &&
+         a.trial_calls == b.trial_calls && a.trial_seconds == b.trial_seconds && a.trial_budget == b.trial_budget &&
+         a.candidates == b.candidates &&
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
          a.bursts == b.bursts && a.burst_hold_always == b.burst_hold_always &&
@@ -87,7 +88,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
   }
   EXPECT_EQ(keys, (std::set<std::string_view>{"ENABLE", "STRATEGY", "LEARN_CALLS", "LOG_LEVEL",
                                               "LOG_FILE", "REPORT", "WISDOM", "RSNH_LAMBDA", "LP_BARRIER",
-                                              "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS",
+                                              "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS", "TRIAL_BUDGET",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
                                               "BURSTS", "BURST_HOLD"}));
@@ -291,7 +292,8 @@ const BadValue kBadValues[] = {
     // TRIAL / TRIAL_CALLS / TRACE_SIGNAL / CANDIDATES / sizes
     {"TRIAL", "perhaps"}, {"TRACE_SIGNAL", "2"}, {"TRIAL_CALLS", "0"}, {"TRIAL_CALLS", "1001"},
     {"TRIAL_CALLS", "x"}, {"TRIAL_SECONDS", "-1"}, {"TRIAL_SECONDS", "nan"},
-    {"TRIAL_SECONDS", "3601"}, {"TRIAL_SECONDS", "0.1s"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
+    {"TRIAL_SECONDS", "3601"}, {"TRIAL_SECONDS", "0.1s"}, {"TRIAL_BUDGET", "0"},
+    {"TRIAL_BUDGET", "1.5"}, {"TRIAL_BUDGET", "nan"}, {"CANDIDATES", "color,bogus"}, {"CANDIDATES", ""},
     {"CANDIDATES", "color,"}, {"MAX_STAGING", "12Q"}, {"MAX_STAGING", "-1"},
     {"MAX_STAGING", "99999999999999999999G"}, {"MAX_STAGING", "M"}, {"TRACE_LIMIT", "1.5M"},
     {"TRACE_LIMIT", ""}, {"FAKE_NODES", "-2"}, {"FAKE_NODES", "two"},
