@@ -319,13 +319,6 @@ void save_wisdom(const Global& s, const std::vector<PatternRecord>& merged) {
     core::log_warn("COMMSCHED_WISDOM: " + error + "; this run's verdicts are not kept");
 }
 
-// FNV-1a over the text: the digest the ranks compare at setup.
-std::uint64_t digest(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return h;
-}
-
 // Everything that changes what the ranks do together: the settings that steer collective
 // decisions and the machine model (as its canonical TOML, or the reason it failed to load).
 std::string collective_settings(const Global& s, const std::string& machine_text) {
@@ -386,7 +379,7 @@ void setup(int provided) {
   }
   // One warning from rank 0 either way: the ranks disagree (and the file is named), or they
   // all failed to read the same file alike and run native.
-  if (!same_everywhere(digest(collective_settings(s, machine_text)))) {
+  if (!same_everywhere(learn::text_hash(collective_settings(s, machine_text)))) {
     if (s.world_rank == 0)
       core::log_warn((machine_error.empty() ? "" : "COMMSCHED_MACHINE: " + machine_error + "; ") +
                      "the COMMSCHED_* settings or the machine model (COMMSCHED_MACHINE '" +
@@ -804,7 +797,10 @@ std::uint64_t budget_gap(const CommState& cs, bool deferred) {
                                  kMaxBudgetGap);
 }
 
+// A native call of the current learning streak: its count, time and fastest call.
 void note_streak_call(CommState& cs, double seconds) {
+  ++cs.streak_calls;
+  cs.streak_seconds += seconds;
   if (cs.streak_fastest_s <= 0 || seconds < cs.streak_fastest_s) cs.streak_fastest_s = seconds;
 }
 
@@ -1045,18 +1041,20 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   }
   p2p_flush("Alltoallv");
   double seconds = 0;
-  // Every call's time on this rank, whichever way it leaves: the learning budget's base.
+  // Every call's time on this rank, whichever way it leaves: the learning budget's base, read
+  // only under auto's trial (learning_affordable), so only then are the clocks read.
+  const bool budgeted = runs_trial(s.cfg);
   struct AddTime {
     CommState* cs = nullptr;
-    double t0 = now();
+    double t0 = 0;
     ~AddTime() {
       if (cs) cs->time_local_s += now() - t0;
     }
-  } add_time;
+  } add_time{nullptr, budgeted ? now() : 0};
   try {
     CommState* csp = state_for(comm);
     CommState& cs = *csp;
-    add_time.cs = csp;
+    if (budgeted) add_time.cs = csp;
     if (cs.native_only || s.cfg.strategy == "native") {
       const double t0 = now();
       const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -1156,8 +1154,6 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm, seconds);
       trace_call(cs, nullptr, "native", false, 0, t0, seconds);
-      ++cs.streak_calls;
-      cs.streak_seconds += seconds;
       note_streak_call(cs, seconds);
       return rc;
     }
@@ -1375,14 +1371,13 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     }
     rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                     comm, seconds);
-    trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, now() - t0);
+    const double dt = now() - t0;
+    trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, dt);
     if (cs.learner.learning()) {
-      ++cs.streak_calls;
-      cs.streak_seconds += now() - t0;
-      note_streak_call(cs, now() - t0);
+      note_streak_call(cs, dt);
     } else if (p) {  // learned, but this call could not run a plan on every rank
       ++p->record.calls;
-      p->record.time_native_s += now() - t0;
+      p->record.time_native_s += dt;
     } else {
       ++cs.unlearned_calls;
     }
