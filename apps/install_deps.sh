@@ -6,7 +6,10 @@ packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mp
           gfortran python3 libtoml11-dev
           clang  # clang: libFuzzer for the trace reader fuzz test
           libsimgrid-dev  # SimGrid SMPI: the simulated benchmark tier (apps/bench, issue 4)
-          libmetis-dev)   # METIS: partitions the meshes of halo_exchange and cg_solver (issue 6)
+          libmetis-dev    # METIS: partitions the meshes of halo_exchange and cg_solver (issue 6)
+          nlohmann-json3-dev  # header-only JSON: the report and the Chrome trace (required)
+          python3-jsonschema  # checks the report against docs/report.schema.json (tests)
+          python3-matplotlib) # apps/bench/report.py's figures
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

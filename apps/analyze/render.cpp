@@ -1,5 +1,6 @@
-// SVG pictures, Chrome trace-event JSON and CSV for commsched-analyze. The SVG is written by
-// hand (no dependency): plain rects, lines and text, each rank's row a <g class="rank-row">.
+// SVG pictures, Chrome trace-event JSON (nlohmann/json) and CSV for commsched-analyze. The SVG
+// is written by hand (no dependency): plain rects, lines and text, each rank's row a
+// <g class="rank-row">.
 #include "analyze/render.hpp"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
 
@@ -25,23 +28,6 @@ std::string esc(std::string_view s) {
       default:
         // XML 1.0 forbids most control characters; drop them.
         if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\t' || ch == '\n') o += ch;
-    }
-  }
-  return o;
-}
-
-std::string json_esc(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-      o += buf;
-    } else {
-      o += ch;
     }
   }
   return o;
@@ -328,34 +314,31 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
 }
 
 bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string& error) {
-  std::ostringstream o;
+  using Json = nlohmann::ordered_json;
   // MPI_Wtime is per rank (not synchronised unless MPI_WTIME_IS_GLOBAL): times are shown from
   // the earliest call of any rank.
   double t0 = std::numeric_limits<double>::infinity();
   for (const RankTrace& rt : ds.ranks)
     for (const trace::CallLoop& l : rt.trace.loops) t0 = std::min(t0, l.t_first);
   if (!std::isfinite(t0)) t0 = 0;
-  o << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"" << json_esc(ds.source)
-    << "\"},\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    if (!first) o << ",\n";
-    first = false;
-  };
-  sep();
-  o << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"MPI job\"}}";
+  Json events = Json::array();
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "MPI job"}}}});
   for (const RankTrace& rt : ds.ranks) {
     const trace::Trace& t = rt.trace;
-    sep();
-    o << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << t.world_rank
-      << ",\"args\":{\"name\":\"rank " << t.world_rank << "\"}}";
-    sep();
-    o << "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":" << t.world_rank
-      << ",\"args\":{\"sort_index\":" << t.world_rank << "}}";
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.world_rank},
+                      {"args", {{"name", "rank " + std::to_string(t.world_rank)}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.world_rank},
+                      {"args", {{"sort_index", t.world_rank}}}});
     for (const trace::CallLoop& l : t.loops) {
       std::string name;
-      std::ostringstream args;
-      args << "{\"calls\":" << l.calls() << ",\"iterations\":" << l.iterations;
+      Json args = {{"calls", l.calls()}, {"iterations", l.iterations}};
       for (std::size_t i = 0; i < l.body.size(); ++i) {
         const trace::CallStats& c = l.body[i];
         std::string pat = "-";
@@ -369,24 +352,32 @@ bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string&
         const std::string what = std::string(trace::call_kind_name(c.kind)) + " " + pat + " " +
                                  t.strategies[c.strategy];
         name += (i ? " + " : "") + what;
-        args << ",\"" << i << "\":{\"call\":\"" << json_esc(what) << "\",\"comm\":\""
-             << trace::to_string(t.comms[c.comm]) << "\",\"optimised\":"
-             << (c.optimised ? "true" : "false") << ",\"phases\":" << c.phases
-             << ",\"min_us\":" << fmt(c.min_s * 1e6, 6) << ",\"mean_us\":"
-             << fmt(c.sum_s / static_cast<double>(l.iterations) * 1e6, 6)
-             << ",\"max_us\":" << fmt(c.max_s * 1e6, 6) << "}";
+        args[std::to_string(i)] = {
+            {"call", what},
+            {"comm", trace::to_string(t.comms[c.comm])},
+            {"optimised", c.optimised},
+            {"phases", c.phases},
+            {"min_us", c.min_s * 1e6},
+            {"mean_us", c.sum_s / static_cast<double>(l.iterations) * 1e6},
+            {"max_us", c.max_s * 1e6}};
       }
-      args << "}";
       if (l.iterations > 1) name = "(" + name + ") x" + std::to_string(l.iterations);
-      sep();
-      o << "{\"name\":\"" << json_esc(name) << "\",\"cat\":\"mpi\",\"ph\":\"X\",\"pid\":0,\"tid\":"
-        << t.world_rank << ",\"ts\":" << fmt((l.t_first - t0) * 1e6, 15)
-        << ",\"dur\":" << fmt(std::max(0.0, l.t_end - l.t_first) * 1e6, 15)
-        << ",\"args\":" << args.str() << "}";
+      events.push_back({{"name", name},
+                        {"cat", "mpi"},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", t.world_rank},
+                        {"ts", (l.t_first - t0) * 1e6},
+                        {"dur", std::max(0.0, l.t_end - l.t_first) * 1e6},
+                        {"args", std::move(args)}});
     }
   }
-  o << "\n]}\n";
-  return finish(path, o, error);
+  const Json doc = {{"displayTimeUnit", "ms"},
+                    {"otherData", {{"source", ds.source}}},
+                    {"traceEvents", std::move(events)}};
+  // Names and paths from the trace need not be UTF-8: replaced, never an exception.
+  return core::replace_file(path, doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n",
+                            error);
 }
 
 bool write_csv(const std::string& prefix, const Dataset& ds, std::string& error) {
