@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """apps/bench/bench.py cannot hide a failure: it runs its SMPI smoke set against a stand-in
 smpirun (no simulation) that makes one strategy abort as SimGrid does on dense points and gives
-another wrong bytes, and checks the exit status, the FAILED rows of the table, the JSON lines
-and that every simulation got SimGrid's coarser maxmin/precision.
+another wrong bytes, and checks the exit status, the FAILED rows of the table, the JSON lines,
+that every simulation got SimGrid's coarser maxmin/precision, and that report.py's table shows
+the failed cell.
 
   tests/bench/bench_failures.py
 """
@@ -90,6 +91,14 @@ def main():
         check(c.get("time_s") is None and "exit status 134" in str(c.get("failed")),
               f"color's line carries the failure: {c}")
         check(recs.get("rs_nh", {}).get("time_s") == 0.001, "rs_nh's line has its time")
+        # report.py keeps the failure in its table and draws the rest.
+        md = os.path.join(work, "abort.md")
+        r = subprocess.run([sys.executable, os.path.join(os.path.dirname(BENCH), "report.py"),
+                            os.path.join(work, "abort.jsonl"), "--md", md, "--svg-dir",
+                            os.path.join(work, "fig")], capture_output=True, text=True)
+        check(r.returncode == 0, f"report.py on a failed point: {r.returncode} {r.stderr}")
+        rows = [ln for ln in open(md) if ln.startswith("| 256 B |")] if os.path.exists(md) else []
+        check(len(rows) == 1 and "FAILED" in rows[0], f"report.py's table row: {rows}")
 
         p, recs = run(work, "wrong", CS_FAKE_WRONG="rs_nh")
         check(p.returncode == 1, f"wrong bytes: exit status {p.returncode}, expected 1")
