@@ -53,7 +53,7 @@ std::string human_time(double s) {
   if (!std::isfinite(s)) return "-";
   if (s >= 1) return fmt(s, 4) + " s";
   if (s >= 1e-3) return fmt(s * 1e3, 4) + " ms";
-  return fmt(s * 1e6, 4) + " us";
+  return fmt(s * 1e6, 4) + " \u00b5s";
 }
 
 // Tableau 10: distinct colours for phases, cycled.
@@ -217,7 +217,7 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
   const Schedule s = schedule(row.plan, model);
   const Rank n = std::max<Rank>(p.matrix.size(), 1);
   const double row_h = std::max(3.0, std::min(18.0, 720.0 / n));
-  const double left = 60, top = 70, plot_w = 900, height = top + row_h * n + 60;
+  const double left = 60, top = 88, plot_w = 900, height = top + row_h * n + 50;
   const double span = s.makespan > 0 ? s.makespan : 1;
   const double xs = plot_w / span;
   std::ostringstream o;
@@ -228,6 +228,17 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
     << esc(model.machine_name()) << ", makespan " << esc(human_time(s.makespan));
   if (std::isfinite(row.predicted_s)) o << " (cost model: " << esc(human_time(row.predicted_s)) << ")";
   o << "</text>\n";
+  // The phase colours' key (they repeat after kPhaseColours.size() phases).
+  const std::size_t keyed = std::min<std::size_t>(row.plan.phases.size(), kPhaseColours.size());
+  for (std::size_t k = 0; k < keyed; ++k) {
+    const double x = 10 + 74 * static_cast<double>(k);
+    o << "<rect x=\"" << fmt(x, 6) << "\" y=\"46\" width=\"10\" height=\"10\" fill=\""
+      << kPhaseColours[k] << "\"/><text x=\"" << fmt(x + 14, 6) << "\" y=\"55\">phase " << k
+      << "</text>\n";
+  }
+  if (row.plan.phases.size() > keyed)
+    o << "<text x=\"" << fmt(10 + 74 * static_cast<double>(keyed), 6)
+      << "\" y=\"55\">(colours repeat)</text>\n";
   const double step = tick_step(span, 8);
   for (double t = 0; t <= span * 1.0001; t += step) {
     const double x = left + t * xs;
@@ -256,7 +267,7 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
     o << "</g>\n";
   }
   o << "<text x=\"" << fmt(left + plot_w / 2, 6) << "\" y=\"" << fmt(height - 20, 6)
-    << "\" text-anchor=\"middle\">time</text>\n"
+    << "\" text-anchor=\"middle\">time since the call started</text>\n"
     << "<text transform=\"translate(14," << fmt(top + row_h * n / 2, 6)
     << ") rotate(-90)\" text-anchor=\"middle\">rank</text>\n</svg>\n";
   return finish(path, o, error);
@@ -286,9 +297,25 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
   o << "<text x=\"10\" y=\"36\">"
     << (predicted ? "cost model prediction on " + esc(model.machine_name())
                   : std::string("one-port schedule makespan (cost model not built)"))
-    << ", best first" << (std::isfinite(w.lower_bound_s) ? "; dashed: lower bound" : "")
+    << " per call, best first; green: the best, grey: native"
+    << (std::isfinite(w.lower_bound_s)
+            ? "; dashed red: the lower bound, " + esc(human_time(w.lower_bound_s))
+            : std::string())
     << "</text>\n";
   const double xs = plot_w / tmax;
+  // A time axis under the bars, ticks labelled with their unit.
+  const double axis_y = top + bar_h * static_cast<double>(bars.size()) + 4;
+  const double step = tick_step(tmax, 6);
+  o << "<line x1=\"" << fmt(left, 6) << "\" y1=\"" << fmt(axis_y, 6) << "\" x2=\""
+    << fmt(left + plot_w, 6) << "\" y2=\"" << fmt(axis_y, 6) << "\" stroke=\"#999\"/>\n";
+  for (double t = 0; t <= tmax * 1.0001; t += step)
+    o << "<line x1=\"" << fmt(left + t * xs, 6) << "\" y1=\"" << fmt(axis_y, 6) << "\" x2=\""
+      << fmt(left + t * xs, 6) << "\" y2=\"" << fmt(axis_y + 4, 6) << "\" stroke=\"#999\"/><text x=\""
+      << fmt(left + t * xs, 6) << "\" y=\"" << fmt(axis_y + 15, 6)
+      << "\" text-anchor=\"middle\" font-size=\"9\">" << esc(human_time(t)) << "</text>\n";
+  o << "<text x=\"" << fmt(left + plot_w / 2, 6) << "\" y=\"" << fmt(axis_y + 32, 6)
+    << "\" text-anchor=\"middle\">"
+    << (predicted ? "predicted time per call" : "one-port schedule makespan") << "</text>\n";
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const double y = top + bar_h * static_cast<double>(i);
     const bool native = bars[i].id == "native";
