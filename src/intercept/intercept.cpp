@@ -50,6 +50,8 @@ constexpr double kFirstLearnCost = 1e-3;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
 constexpr std::uint64_t kMaxBudgetGap = 4096;
+// The share of auto's budget that probes get (see budget_gap).
+constexpr double kProbeShare = 0.25;
 
 // One strategy a pattern may run, compiled for this rank.
 struct Candidate {
@@ -108,6 +110,7 @@ struct CommState {
   // agreement; their maxima over ranks, agreed.
   double time_local_s = 0, learn_local_s = 0, agree_local_s = 0;
   double time_agreed_s = 0, learn_cost_s = kFirstLearnCost, agree_cost_s = 0;
+  double probes_spent_s = 0;  // the agreed cost of this communicator's probes so far
   // The previous call's pattern and local time: its maximum over ranks arrives with this
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
@@ -803,13 +806,18 @@ bool learning_affordable(const CommState& cs) {
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
-// agreed time per call so far; 0 when it already does or outside auto.
+// agreed time per call so far; 0 when it already does or outside auto. Probes while nothing
+// repeats are the whole cost of a job whose counts never settle, so together they get a
+// quarter of the budget (kProbeShare), counted from the first; a deferred learning gets the
+// whole budget, once.
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   if (!runs_trial(g().cfg) || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
+  const double budget = g().cfg.trial_budget;
   const double need =
-      (cs.agree_cost_s + (deferred ? cs.learn_cost_s : 0)) / g().cfg.trial_budget -
-      cs.time_agreed_s;
+      deferred ? (cs.agree_cost_s + cs.learn_cost_s) / budget - cs.time_agreed_s
+               : (cs.probes_spent_s + cs.agree_cost_s) / (budget * kProbeShare) -
+                     cs.time_agreed_s;
   if (need <= 0) return 0;
   return std::min<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(need / per_call)),
                                  kMaxBudgetGap);
@@ -1245,6 +1253,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     cs.timed_seconds = 0;
     cs.timed_agreement = 0;
     const bool was_learning = cs.learner.learning();
+    if (was_learning && rc == MPI_SUCCESS) cs.probes_spent_s += cs.agree_cost_s;  // agreed
     const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
     // A new pattern every rank has repeated, but the job cannot pay for learning it yet: stay
     // native and probe again once it can (every rank computes the same from agreed values).
