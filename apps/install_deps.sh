@@ -7,7 +7,8 @@ packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mp
           clang  # clang: libFuzzer for the trace reader fuzz test
           libsimgrid-dev  # SimGrid SMPI: the simulated benchmark tier (apps/bench, issue 4)
           libmetis-dev    # METIS: partitions the meshes of halo_exchange and cg_solver (issue 6)
-          libotf2-trace-dev otf2-tools)  # commsched-analyze --otf2 and its read-back test
+          libotf2-trace-dev otf2-tools  # commsched-analyze --otf2 and its read-back test
+          environment-modules)  # `module load commsched` in the install test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
