@@ -473,6 +473,7 @@ void detect_clusters(CommState& cs, const cost::Machine& machine) {
 }
 
 void fill_record(Pattern& p);
+bool make_private(CommState& cs, MPI_Comm comm);
 
 // Retires a communicator's state: its patterns go to the report, its duplicate is freed (not
 // while MPI_Finalize deletes attributes: MPI tears everything down then).
@@ -498,8 +499,9 @@ int delete_comm_state(MPI_Comm, int, void* attribute, void*) {
   return MPI_SUCCESS;
 }
 
-// First Alltoallv on `comm` (collective there): private duplicate and a communicator id that
-// every member agrees on, for the report. The state is the communicator's attribute.
+// First Alltoallv on `comm`: the state, attached as the communicator's attribute. Local only:
+// the private duplicate, the communicator's agreed id and its node layout wait for the first
+// learning (make_private), so a job whose calls never repeat, or a short one, never pays them.
 CommState* state_for(MPI_Comm comm) {
   Global& s = g();
   void* found = nullptr;
@@ -517,38 +519,54 @@ CommState* state_for(MPI_Comm comm) {
   } else if (s.comm_keyval == MPI_KEYVAL_INVALID) {
     st->native_only = true;
     core::log_warn_once("keyval", "cannot attach state to communicators; calls run natively");
-  } else if (PMPI_Comm_dup(comm, &st->dup) != MPI_SUCCESS) {
-    st->native_only = true;
-    st->dup = MPI_COMM_NULL;
-    core::log_warn_once("dup", "cannot duplicate a communicator; its calls run natively");
   } else {
-    // The library's own calls return their errors; a failure becomes a vote, and an error the
-    // application must see is raised on its communicator (alltoallv), never ours.
-    PMPI_Comm_set_errhandler(st->dup, MPI_ERRORS_RETURN);
-    PMPI_Comm_rank(st->dup, &st->rank);
-    PMPI_Comm_size(st->dup, &st->size);
-    std::int64_t id[2] = {s.world_rank, ++s.comms_seen};
-    PMPI_Bcast(id, 2, MPI_INT64_T, 0, st->dup);
-    st->comm_root = id[0];
-    st->comm_serial = id[1];
-    detect_nodes(*st, s.cfg.fake_nodes);
-    detect_clusters(*st, s.machine);
+    PMPI_Comm_rank(comm, &st->rank);
+    PMPI_Comm_size(comm, &st->size);
   }
   CommState* raw = st.get();
   if (s.comm_keyval != MPI_KEYVAL_INVALID &&
       PMPI_Comm_set_attr(comm, s.comm_keyval, raw) != MPI_SUCCESS) {
     // Nowhere to keep it: this call runs natively with a state nobody finds again. Every rank
     // of the communicator fails alike (the same MPI), so all of them run natively.
-    if (st->dup != MPI_COMM_NULL) PMPI_Comm_free(&st->dup);
-    st->dup = MPI_COMM_NULL;
-    st->native_only = true;
     core::log_warn_once("set_attr", "cannot attach state to a communicator; it runs natively");
     static CommState orphan(1);  // shared, read-only in effect: native_only short-circuits
     orphan.native_only = true;
     return &orphan;
   }
   s.comms.emplace(raw->local_id, std::move(st));
+  // A trace names the communicator of every call, learned or not: set up at once.
+  if (s.tracer.is_open() && !raw->native_only) make_private(*raw, comm);
   return raw;
+}
+
+// Collective on `comm` (every rank reaches it at the same call, from agreed state): the private
+// duplicate for all of the library's traffic, an id every member agrees on for the report and
+// the trace, and the node layout. False, on every rank alike, when the duplicate failed
+// anywhere: the communicator then runs natively.
+bool make_private(CommState& cs, MPI_Comm comm) {
+  if (cs.dup != MPI_COMM_NULL) return true;
+  if (cs.native_only) return false;
+  Global& s = g();
+  int ok = PMPI_Comm_dup(comm, &cs.dup) == MPI_SUCCESS ? 1 : 0, all_ok = 0;
+  if (!ok) cs.dup = MPI_COMM_NULL;
+  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
+  if (!all_ok) {
+    if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
+    cs.dup = MPI_COMM_NULL;
+    cs.native_only = true;
+    core::log_warn_once("dup", "cannot duplicate a communicator; its calls run natively");
+    return false;
+  }
+  // The library's own calls return their errors; a failure becomes a vote, and an error the
+  // application must see is raised on its communicator (alltoallv), never ours.
+  PMPI_Comm_set_errhandler(cs.dup, MPI_ERRORS_RETURN);
+  std::int64_t id[2] = {s.world_rank, ++s.comms_seen};
+  PMPI_Bcast(id, 2, MPI_INT64_T, 0, cs.dup);
+  cs.comm_root = id[0];
+  cs.comm_serial = id[1];
+  detect_nodes(cs, s.cfg.fake_nodes);
+  detect_clusters(cs, s.machine);
+  return true;
 }
 
 // Gathers every rank's row of non-zeros: each rank receives O(non-zeros), never n^2.
@@ -1199,8 +1217,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                           -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
                           cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
     double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
+    // Until the communicator first learns it has no private duplicate: the agreement then runs
+    // on the application's communicator, where every rank makes it at the same point of the
+    // same collective call, so it cannot cross the application's own collectives.
     const double agree_t0 = now();
-    int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX, cs.dup);
+    int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX,
+                            cs.dup != MPI_COMM_NULL ? cs.dup : comm);
     cs.agree_local_s = now() - agree_t0;
     cs.learn_local_s = 0;
     if (rc == MPI_SUCCESS) {
@@ -1242,6 +1264,10 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     // auto, never sooner than the budget pays for the probe (or, deferred, for the learning).
     cs.probe_gap = !was_learning ? 1 : std::min<std::uint64_t>(2 * cs.probe_gap, kMaxProbeGap);
     cs.next_probe = cs.calls + std::max(cs.probe_gap, budget_gap(cs, deferred));
+    // The first learning sets up the communicator's private side (all ranks learn together).
+    const double learn_t0 = now();
+    if (hit < 0 && action == learn::Action::learn_and_run && !make_private(cs, comm))
+      action = learn::Action::native;  // and native_only from now on, on every rank alike
     if (hit >= 0) {
       // Every rank is on the same cached pattern: run it, no gather (alternating patterns).
       Pattern* cached = cs.patterns[static_cast<std::size_t>(hit)].get();
@@ -1257,7 +1283,6 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         cs.streak_fastest_s = 0;
       }
     } else if (action == learn::Action::learn_and_run) {
-      const double learn_t0 = now();
       core::CommMatrix m;
       Pattern* p = nullptr;
       std::vector<int> ok;

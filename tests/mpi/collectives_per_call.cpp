@@ -1,10 +1,12 @@
 // Counts the collectives the library issues while an application's MPI_Alltoallv counts change
-// on every call (nothing to learn): the library must not agree on every call. This program
-// defines PMPI_Allreduce and PMPI_Iallreduce itself (exported: ENABLE_EXPORTS), so the
-// preloaded library's calls land here first, are counted, and go on to MPI's own.
+// on every call (nothing to learn): the library must not agree on every call, and must not
+// set up a private communicator it never uses. This program defines the PMPI collectives the
+// library calls (exported: ENABLE_EXPORTS), so the preloaded library's calls land here first,
+// are counted, and go on to MPI's own.
 //
 //   collectives_per_call --calls N --max-per-call F
-// prints "collectives_per_call: N calls, K library collectives" and fails when K > F * N.
+// prints "collectives_per_call: N calls, K library collectives, D communicators created" and
+// fails when K > F * N or D > 0.
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -16,6 +18,7 @@
 
 namespace {
 long long collectives = 0;
+long long communicators = 0;  // created by the library
 
 template <typename Fn>
 Fn next(const char* name) {
@@ -39,6 +42,38 @@ extern "C" int PMPI_Iallreduce(const void* s, void* r, int c, MPI_Datatype t, MP
   return real(s, r, c, t, o, m, q);
 }
 
+extern "C" int PMPI_Bcast(void* b, int c, MPI_Datatype t, int root, MPI_Comm m) {
+  using Fn = int (*)(void*, int, MPI_Datatype, int, MPI_Comm);
+  static Fn real = next<Fn>("PMPI_Bcast");
+  ++collectives;
+  return real(b, c, t, root, m);
+}
+
+extern "C" int PMPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc,
+                              MPI_Datatype rt, MPI_Comm m) {
+  using Fn = int (*)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+  static Fn real = next<Fn>("PMPI_Allgather");
+  ++collectives;
+  return real(s, sc, st, r, rc, rt, m);
+}
+
+extern "C" int PMPI_Comm_dup(MPI_Comm m, MPI_Comm* out) {
+  using Fn = int (*)(MPI_Comm, MPI_Comm*);
+  static Fn real = next<Fn>("PMPI_Comm_dup");
+  ++collectives;
+  ++communicators;
+  return real(m, out);
+}
+
+extern "C" int PMPI_Comm_split_type(MPI_Comm m, int type, int key, MPI_Info info,
+                                    MPI_Comm* out) {
+  using Fn = int (*)(MPI_Comm, int, int, MPI_Info, MPI_Comm*);
+  static Fn real = next<Fn>("PMPI_Comm_split_type");
+  ++collectives;
+  ++communicators;
+  return real(m, type, key, info, out);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int calls = 500;
@@ -51,7 +86,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<int> sc(n), sd(n), rc(n), rd(n);
-  const long long before = collectives;
+  const long long before = collectives, created_before = communicators;
   int wrong = 0;
   for (int call = 0; call < calls; ++call) {
     // Counts redrawn every call (from the call index, so senders and receivers agree).
@@ -71,15 +106,19 @@ int main(int argc, char** argv) {
       for (int k = 0; k < rc[j]; ++k)
         if (recv[static_cast<std::size_t>(rd[j] + k)] != j * 1000 + rank * 10 + k + call) ++wrong;
   }
-  const long long mine = collectives - before;
-  long long most = 0;
+  const long long mine = collectives - before, created = communicators - created_before;
+  long long most = 0, created_most = 0;
   int wrong_all = 0;
   PMPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Allreduce(&created, &created_most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   PMPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
-  const bool ok = wrong_all == 0 && static_cast<double>(most) <= max_per_call * calls;
+  const bool ok = wrong_all == 0 && static_cast<double>(most) <= max_per_call * calls &&
+                  created_most == 0;
   if (rank == 0)
-    std::printf("collectives_per_call: %d calls, %lld library collectives, %d wrong values%s\n",
-                calls, most, wrong_all, ok ? "" : " (FAIL)");
+    std::printf(
+        "collectives_per_call: %d calls, %lld library collectives, %lld communicators created, "
+        "%d wrong values%s\n",
+        calls, most, created_most, wrong_all, ok ? "" : " (FAIL)");
   return ok ? 0 : 1;
 }
