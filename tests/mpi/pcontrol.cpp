@@ -2,7 +2,9 @@
 // rank, or on one rank only with --pause-rank R), then A and a new pattern B `calls` times
 // each, then MPI_Pcontrol(1) and A `calls` times again. Every call must equal PMPI_Alltoallv
 // byte for byte; the checker (pcontrol_check.py) reads the report: the paused calls counted, B
-// never learned, A optimised only outside the pause.
+// never learned, A optimised only outside the pause. Each of the three stretches also posts
+// `calls` Isend/Irecv bursts (to and from 3 peers, checked): a paused rank's bursts are never
+// held nor learned, so the report sees only the others.
 //   pcontrol [--calls N] [--pause-rank R]
 #include <mpi.h>
 
@@ -33,6 +35,29 @@ bool exchange(int rank, int size, int which, int call) {
   return got == ref;
 }
 
+// One burst: receive from and send to the ranks 1, 2 and 3 away; true when what arrived is right.
+bool burst(int rank, int size, int call) {
+  constexpr int kPeers = 3, kLen = 64;
+  std::vector<int> in(kPeers * kLen, -1), out(kPeers * kLen);
+  MPI_Request reqs[2 * kPeers];
+  for (int k = 0; k < kPeers; ++k) {
+    const int from = ((rank - k - 1) % size + size) % size;
+    MPI_Irecv(&in[k * kLen], kLen, MPI_INT, from, k, MPI_COMM_WORLD, &reqs[k]);
+  }
+  for (int k = 0; k < kPeers; ++k) {
+    for (int e = 0; e < kLen; ++e) out[k * kLen + e] = (rank * 1000 + call) * kLen + e;
+    MPI_Isend(&out[k * kLen], kLen, MPI_INT, (rank + k + 1) % size, k, MPI_COMM_WORLD,
+              &reqs[kPeers + k]);
+  }
+  MPI_Waitall(2 * kPeers, reqs, MPI_STATUSES_IGNORE);
+  bool ok = true;
+  for (int k = 0; k < kPeers; ++k) {
+    const int from = ((rank - k - 1) % size + size) % size;
+    for (int e = 0; e < kLen; ++e) ok = ok && in[k * kLen + e] == (from * 1000 + call) * kLen + e;
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,19 +71,23 @@ int main(int argc, char** argv) {
   }
   const bool pauses = pause_rank < 0 || pause_rank == rank;
   int failures = 0, call = 0, paused = 0;
+  int bursts = 0;
   for (int k = 0; k < calls; ++k) failures += !exchange(rank, size, 0, call++);
+  for (int k = 0; k < calls; ++k) failures += !burst(rank, size, bursts++);
   if (pauses) MPI_Pcontrol(0);
   for (int k = 0; k < calls; ++k) failures += !exchange(rank, size, 0, call++);
   for (int k = 0; k < calls; ++k) failures += !exchange(rank, size, 1, call++);
+  for (int k = 0; k < calls; ++k) failures += !burst(rank, size, bursts++);
   if (pauses) paused = 2 * calls;
   MPI_Pcontrol(1);
   for (int k = 0; k < calls; ++k) failures += !exchange(rank, size, 0, call++);
+  for (int k = 0; k < calls; ++k) failures += !burst(rank, size, bursts++);
   int total_failures = 0, total_paused = 0;
   MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&paused, &total_paused, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("pcontrol: %d calls per rank, %d failed; paused=%d unpaused_a=%d\n", call,
-                total_failures, total_paused, 2 * calls);
+    std::printf("pcontrol: %d calls and %d bursts per rank, %d failed; paused=%d unpaused_a=%d\n",
+                call, bursts, total_failures, total_paused, 2 * calls);
   MPI_Finalize();
   return total_failures == 0 ? 0 : 1;
 }
