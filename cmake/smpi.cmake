@@ -54,7 +54,7 @@ if(COMMSCHED_SMPI)
       endforeach()
       add_library(commsched_smpi STATIC ${_sources} ${PROJECT_SOURCE_DIR}/wrappers/c_wrappers.cpp)
       target_include_directories(commsched_smpi PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
-      target_link_libraries(commsched_smpi PRIVATE Boost::headers)
+      target_link_libraries(commsched_smpi PRIVATE Boost::headers nlohmann_json::nlohmann_json)
       # SMPI_NO_OVERRIDE_MALLOC: keep smpi_helpers.h's malloc/free macros out of the library.
       # COMMSCHED_VERSION: src/learn sets it on wisdom.cpp for its own target only.
       target_compile_definitions(commsched_smpi PRIVATE SMPI_NO_OVERRIDE_MALLOC COMMSCHED_SMPI=1

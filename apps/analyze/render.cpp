@@ -1,5 +1,6 @@
-// SVG pictures, Chrome trace-event JSON and CSV for commsched-analyze. The SVG is written by
-// hand (no dependency): plain rects, lines and text, each rank's row a <g class="rank-row">.
+// SVG pictures, Chrome trace-event JSON (nlohmann/json) and CSV for commsched-analyze. The SVG
+// is written by hand (no dependency): plain rects, lines and text, each rank's row a
+// <g class="rank-row">.
 #include "analyze/render.hpp"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
 
@@ -25,23 +28,6 @@ std::string esc(std::string_view s) {
       default:
         // XML 1.0 forbids most control characters; drop them.
         if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\t' || ch == '\n') o += ch;
-    }
-  }
-  return o;
-}
-
-std::string json_esc(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-      o += buf;
-    } else {
-      o += ch;
     }
   }
   return o;
@@ -67,7 +53,7 @@ std::string human_time(double s) {
   if (!std::isfinite(s)) return "-";
   if (s >= 1) return fmt(s, 4) + " s";
   if (s >= 1e-3) return fmt(s * 1e3, 4) + " ms";
-  return fmt(s * 1e6, 4) + " us";
+  return fmt(s * 1e6, 4) + " \u00b5s";
 }
 
 // Tableau 10: distinct colours for phases, cycled.
@@ -231,7 +217,7 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
   const Schedule s = schedule(row.plan, model);
   const Rank n = std::max<Rank>(p.matrix.size(), 1);
   const double row_h = std::max(3.0, std::min(18.0, 720.0 / n));
-  const double left = 60, top = 70, plot_w = 900, height = top + row_h * n + 60;
+  const double left = 60, top = 88, plot_w = 900, height = top + row_h * n + 50;
   const double span = s.makespan > 0 ? s.makespan : 1;
   const double xs = plot_w / span;
   std::ostringstream o;
@@ -242,6 +228,17 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
     << esc(model.machine_name()) << ", makespan " << esc(human_time(s.makespan));
   if (std::isfinite(row.predicted_s)) o << " (cost model: " << esc(human_time(row.predicted_s)) << ")";
   o << "</text>\n";
+  // The phase colours' key (they repeat after kPhaseColours.size() phases).
+  const std::size_t keyed = std::min<std::size_t>(row.plan.phases.size(), kPhaseColours.size());
+  for (std::size_t k = 0; k < keyed; ++k) {
+    const double x = 10 + 74 * static_cast<double>(k);
+    o << "<rect x=\"" << fmt(x, 6) << "\" y=\"46\" width=\"10\" height=\"10\" fill=\""
+      << kPhaseColours[k] << "\"/><text x=\"" << fmt(x + 14, 6) << "\" y=\"55\">phase " << k
+      << "</text>\n";
+  }
+  if (row.plan.phases.size() > keyed)
+    o << "<text x=\"" << fmt(10 + 74 * static_cast<double>(keyed), 6)
+      << "\" y=\"55\">(colours repeat)</text>\n";
   const double step = tick_step(span, 8);
   for (double t = 0; t <= span * 1.0001; t += step) {
     const double x = left + t * xs;
@@ -270,7 +267,7 @@ bool write_gantt_svg(const std::string& path, const PatternData& p, const Strate
     o << "</g>\n";
   }
   o << "<text x=\"" << fmt(left + plot_w / 2, 6) << "\" y=\"" << fmt(height - 20, 6)
-    << "\" text-anchor=\"middle\">time</text>\n"
+    << "\" text-anchor=\"middle\">time since the call started</text>\n"
     << "<text transform=\"translate(14," << fmt(top + row_h * n / 2, 6)
     << ") rotate(-90)\" text-anchor=\"middle\">rank</text>\n</svg>\n";
   return finish(path, o, error);
@@ -300,9 +297,25 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
   o << "<text x=\"10\" y=\"36\">"
     << (predicted ? "cost model prediction on " + esc(model.machine_name())
                   : std::string("one-port schedule makespan (cost model not built)"))
-    << ", best first" << (std::isfinite(w.lower_bound_s) ? "; dashed: lower bound" : "")
+    << " per call, best first; green: the best, grey: native"
+    << (std::isfinite(w.lower_bound_s)
+            ? "; dashed red: the lower bound, " + esc(human_time(w.lower_bound_s))
+            : std::string())
     << "</text>\n";
   const double xs = plot_w / tmax;
+  // A time axis under the bars, ticks labelled with their unit.
+  const double axis_y = top + bar_h * static_cast<double>(bars.size()) + 4;
+  const double step = tick_step(tmax, 6);
+  o << "<line x1=\"" << fmt(left, 6) << "\" y1=\"" << fmt(axis_y, 6) << "\" x2=\""
+    << fmt(left + plot_w, 6) << "\" y2=\"" << fmt(axis_y, 6) << "\" stroke=\"#999\"/>\n";
+  for (double t = 0; t <= tmax * 1.0001; t += step)
+    o << "<line x1=\"" << fmt(left + t * xs, 6) << "\" y1=\"" << fmt(axis_y, 6) << "\" x2=\""
+      << fmt(left + t * xs, 6) << "\" y2=\"" << fmt(axis_y + 4, 6) << "\" stroke=\"#999\"/><text x=\""
+      << fmt(left + t * xs, 6) << "\" y=\"" << fmt(axis_y + 15, 6)
+      << "\" text-anchor=\"middle\" font-size=\"9\">" << esc(human_time(t)) << "</text>\n";
+  o << "<text x=\"" << fmt(left + plot_w / 2, 6) << "\" y=\"" << fmt(axis_y + 32, 6)
+    << "\" text-anchor=\"middle\">"
+    << (predicted ? "predicted time per call" : "one-port schedule makespan") << "</text>\n";
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const double y = top + bar_h * static_cast<double>(i);
     const bool native = bars[i].id == "native";
@@ -328,34 +341,31 @@ bool write_strategies_svg(const std::string& path, const PatternData& p, const W
 }
 
 bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string& error) {
-  std::ostringstream o;
+  using Json = nlohmann::ordered_json;
   // MPI_Wtime is per rank (not synchronised unless MPI_WTIME_IS_GLOBAL): times are shown from
   // the earliest call of any rank.
   double t0 = std::numeric_limits<double>::infinity();
   for (const RankTrace& rt : ds.ranks)
     for (const trace::CallLoop& l : rt.trace.loops) t0 = std::min(t0, l.t_first);
   if (!std::isfinite(t0)) t0 = 0;
-  o << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"" << json_esc(ds.source)
-    << "\"},\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    if (!first) o << ",\n";
-    first = false;
-  };
-  sep();
-  o << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"MPI job\"}}";
+  Json events = Json::array();
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "MPI job"}}}});
   for (const RankTrace& rt : ds.ranks) {
     const trace::Trace& t = rt.trace;
-    sep();
-    o << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << t.world_rank
-      << ",\"args\":{\"name\":\"rank " << t.world_rank << "\"}}";
-    sep();
-    o << "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":" << t.world_rank
-      << ",\"args\":{\"sort_index\":" << t.world_rank << "}}";
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.world_rank},
+                      {"args", {{"name", "rank " + std::to_string(t.world_rank)}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.world_rank},
+                      {"args", {{"sort_index", t.world_rank}}}});
     for (const trace::CallLoop& l : t.loops) {
       std::string name;
-      std::ostringstream args;
-      args << "{\"calls\":" << l.calls() << ",\"iterations\":" << l.iterations;
+      Json args = {{"calls", l.calls()}, {"iterations", l.iterations}};
       for (std::size_t i = 0; i < l.body.size(); ++i) {
         const trace::CallStats& c = l.body[i];
         std::string pat = "-";
@@ -369,24 +379,32 @@ bool write_chrome_trace(const std::string& path, const Dataset& ds, std::string&
         const std::string what = std::string(trace::call_kind_name(c.kind)) + " " + pat + " " +
                                  t.strategies[c.strategy];
         name += (i ? " + " : "") + what;
-        args << ",\"" << i << "\":{\"call\":\"" << json_esc(what) << "\",\"comm\":\""
-             << trace::to_string(t.comms[c.comm]) << "\",\"optimised\":"
-             << (c.optimised ? "true" : "false") << ",\"phases\":" << c.phases
-             << ",\"min_us\":" << fmt(c.min_s * 1e6, 6) << ",\"mean_us\":"
-             << fmt(c.sum_s / static_cast<double>(l.iterations) * 1e6, 6)
-             << ",\"max_us\":" << fmt(c.max_s * 1e6, 6) << "}";
+        args[std::to_string(i)] = {
+            {"call", what},
+            {"comm", trace::to_string(t.comms[c.comm])},
+            {"optimised", c.optimised},
+            {"phases", c.phases},
+            {"min_us", c.min_s * 1e6},
+            {"mean_us", c.sum_s / static_cast<double>(l.iterations) * 1e6},
+            {"max_us", c.max_s * 1e6}};
       }
-      args << "}";
       if (l.iterations > 1) name = "(" + name + ") x" + std::to_string(l.iterations);
-      sep();
-      o << "{\"name\":\"" << json_esc(name) << "\",\"cat\":\"mpi\",\"ph\":\"X\",\"pid\":0,\"tid\":"
-        << t.world_rank << ",\"ts\":" << fmt((l.t_first - t0) * 1e6, 15)
-        << ",\"dur\":" << fmt(std::max(0.0, l.t_end - l.t_first) * 1e6, 15)
-        << ",\"args\":" << args.str() << "}";
+      events.push_back({{"name", name},
+                        {"cat", "mpi"},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", t.world_rank},
+                        {"ts", (l.t_first - t0) * 1e6},
+                        {"dur", std::max(0.0, l.t_end - l.t_first) * 1e6},
+                        {"args", std::move(args)}});
     }
   }
-  o << "\n]}\n";
-  return finish(path, o, error);
+  const Json doc = {{"displayTimeUnit", "ms"},
+                    {"otherData", {{"source", ds.source}}},
+                    {"traceEvents", std::move(events)}};
+  // Names and paths from the trace need not be UTF-8: replaced, never an exception.
+  return core::replace_file(path, doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n",
+                            error);
 }
 
 bool write_csv(const std::string& prefix, const Dataset& ds, std::string& error) {

@@ -18,7 +18,11 @@
 Writes one JSON object per line and point (tier, platform, ranks, workload, params, strategy,
 time_s, spread, lower_bound_s, native_s, ...) to --out (default results/<tier>-<set>.jsonl under
 the build tree) and a short table to stdout. apps/bench/report.py turns the lines into Markdown
-tables and SVG plots.
+tables and figures.
+
+A point that gives no time (a run's non-zero exit status, no result line, wrong bytes) is not
+left out: its line carries "failed" (the reason) and time_s null, the table shows FAILED, and
+bench.py exits 1 once every point has run.
 
 native: the MPI library's own MPI_Alltoallv (netns: the program without the library; SMPI: the
 library linked but disabled, COMMSCHED_ENABLE=0). Every other strategy: COMMSCHED_STRATEGY=<id>.
@@ -291,6 +295,10 @@ def smpi_cfg(a, native_alltoallv):
            # ... but MPI_Alltoallv itself stays SMPI's default, Open MPI's basic_linear: every
            # rank posts a receive and a send to every peer, zero bytes included.
            f"--cfg=smpi/alltoallv:{native_alltoallv}",
+           # SimGrid's sharing solver compares link usage (bytes/s) against this precision; the
+           # default 1e-5 lets rounding over many flows on dense two-cluster points abort the
+           # run ("Cannot saturate more a constraint"). 1e-3 B/s is 1e-12 of a 1 GB/s link.
+           f"--cfg=maxmin/precision:{a.maxmin_precision:g}",
            "--log=root.thres:critical"]
     if a.overhead_us > 0:
         # LogGP-like software overhead per message: blocking send (os), receive (or) and
@@ -471,7 +479,8 @@ def smpi_main(a):
                 if rc != 0 or "stats" not in r:
                     log(f"[bench] {plat} n={n} {w['workload']} {s}: failed rc={rc} "
                         f"after {wall:.0f} s\n{se[-1500:]}")
-                    rows.append(None)
+                    rows.append(fail_point(out, "smpi", plat + suffix, n, w, s,
+                                           failure_reason(rc, se)))
                     continue
                 lb = None
                 if os.path.exists(matrix_file):
@@ -483,7 +492,7 @@ def smpi_main(a):
                 extra = {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
                          "machine_file": "config/machines/" + machine_name, "repetitions": 1,
                          "warmup": warmup, "alltoallv_untimed": learn,
-                         "overhead_us": a.overhead_us}
+                         "overhead_us": a.overhead_us, "maxmin_precision": a.maxmin_precision}
                 rep = read_report(report) if s != "native" else None
                 if s != "native" and not rep:
                     log(f"[bench] WARNING: {plat} n={n} {w['workload']} {s}: no learned pattern "
@@ -594,7 +603,8 @@ def smpi_bursts_main(a, smpirun, ver):
                 if rc != 0 or "stats" not in r:
                     log(f"[bench] {plat} n={n} {app} {level}: failed rc={rc} after {wall:.0f} s\n"
                         f"{se[-1500:]}")
-                    rows.append(None)
+                    rows.append(fail_point(out, "smpi", plat + suffix, n, w, level,
+                                           failure_reason(rc, se)))
                     continue
                 t = r["stats"]["median"]
                 if level == "native":
@@ -603,6 +613,7 @@ def smpi_bursts_main(a, smpirun, ver):
                 bursts = [tuple(int(x or 0) for x in m) for m in BURST_REPORT_RE.findall(so + se)]
                 extra = {"simgrid": ver, "platform_file": "config/platforms/" + p["file"],
                          "repetitions": 1, "bursts": level, "overhead_us": a.overhead_us,
+                         "maxmin_precision": a.maxmin_precision,
                          "sum": r.get("sum"), "messages_per_iter": int(r["messages_per_iteration"]),
                          "max_peers": int(r["max_peers"]),
                          "max_rank_bytes": int(r["max_rank_bytes"]),
@@ -622,7 +633,8 @@ def smpi_bursts_main(a, smpirun, ver):
         log(f"[bench] smpi set 'bursts': {len(points)} points in {time.time() - t_start:.0f} s "
             "wall")
         if mismatches:
-            log("[bench] WARNING: result lines differ between levels:\n  " + "\n  ".join(mismatches))
+            log("[bench] result lines differ between levels:\n  " + "\n  ".join(mismatches))
+            FAILURES.extend(mismatches)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         out.close()
@@ -631,7 +643,7 @@ def smpi_bursts_main(a, smpirun, ver):
 def check_burst_results(rows):
     """The result lines (checksum, sum, traffic) of every level of one point must be identical;
     returns one description per point where they are not, or where a level failed."""
-    done = [r for r in rows if r]
+    done = [r for r in rows if r and not r.get("failed")]
     if not done:
         return []
     key = lambda r: (r["checksum"], r["sum"], r["messages_per_iter"], r["bytes_per_iter"])
@@ -701,6 +713,7 @@ def netns_main(a):
     if os.path.exists(out_path) and not a.append:
         os.remove(out_path)
     t_start = time.time()
+    failed_configs = []
     for cfg, _ in configs.items():
         cmd = ["bash", os.path.join(HERE, "netns_cluster.sh"), "--nodes", str(a.nodes),
                "--ranks-per-node", str(a.ranks_per_node), "--rate", a.rate,
@@ -714,10 +727,12 @@ def netns_main(a):
         if a.strategies:
             cmd += ["--strategies", a.strategies]
         rc = subprocess.run(cmd).returncode
-        if rc != 0:
+        if rc != 0:  # its points are in the table; the other configurations still run
             log(f"[bench] netns config {cfg}: exit status {rc}")
-            sys.exit(rc)
+            failed_configs.append(cfg)
     log(f"[bench] netns set '{a.set}': results in {out_path}, {time.time() - t_start:.0f} s")
+    FAILURES.extend(f"netns configuration {c}: a point failed (see its table)"
+                    for c in failed_configs)
 
 
 def netns_inner(a):
@@ -761,6 +776,7 @@ def netns_inner(a):
         for w in workloads:
             matrix_file = os.path.join(work, "matrix.txt")
             runs = {s: [] for s in strategies}  # (parsed output, wall, report) per launch
+            failed = {}  # strategy: why its last failed launch failed
             lb = None
             # --launches K: K rounds, each launching every strategy once, so that the machine's
             # drift between launches (several percent here) touches every strategy alike; a
@@ -787,6 +803,7 @@ def netns_inner(a):
                     if rc != 0 or "stats" not in r:
                         log(f"[bench] {platform} {w['workload']} {s}: failed rc={rc}\n"
                             f"{se[-2000:]}")
+                        failed[s] = failure_reason(rc, se)
                         continue
                     if lb is None and os.path.exists(matrix_file):
                         lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of,
@@ -796,8 +813,8 @@ def netns_inner(a):
                     runs[s].append((r, wall, rep))
             native, rows = None, []
             for s in strategies:
-                if not runs[s]:
-                    rows.append(None)
+                if s in failed:  # one failed launch fails the point, whatever the others gave
+                    rows.append(fail_point(out, "netns", platform, n, w, s, failed[s]))
                     continue
                 r, wall, rep = merge_launches(runs[s])
                 if s == "native":
@@ -842,6 +859,29 @@ def record(tier, platform, n, w, strategy, r, lb, native, wall, extra):
            "checksum": r.get("checksum"), "wall_s": round(wall, 2),
            "commit": git_commit(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
     rec.update(extra)
+    if rec["errors"] != 0:  # irregular_exchange checks every byte; -1: it printed no count
+        rec["failed"] = (f"{rec['errors']} wrong bytes" if rec["errors"] > 0
+                         else "no error count in the output")
+    return rec
+
+
+# Every failed point or check of this run, one description each: main() exits 1 when any.
+FAILURES = []
+
+
+def failure_reason(rc, stderr):
+    """A run's failure in one short line: its exit status and the last line it wrote."""
+    last = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "")
+    why = "timed out" if rc == 124 else f"exit status {rc}" if rc != 0 else "no result line"
+    return f"{why}: {last[:160]}" if last else why
+
+
+def fail_point(out, tier, platform, n, w, strategy, why):
+    """The line and table row of a point that gave no time."""
+    rec = {"tier": tier, "platform": platform, "ranks": n, "workload": w["workload"],
+           "params": w["params"], "strategy": strategy, "time_s": None, "failed": why,
+           "commit": git_commit(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    emit(out, rec)
     return rec
 
 
@@ -885,16 +925,19 @@ def merge_launches(launches):
 def check_checksums(rows):
     """irregular_exchange verifies every byte itself (errors=0); the checksum also covers the
     warm-up calls, so compare it only between runs with the same call count (the library's)."""
-    bad = [r["strategy"] for r in rows if r and r["errors"] != 0]
-    if bad:
-        log(f"[bench] WARNING: data errors with {bad}")
+    done = [r for r in rows if r and not r.get("failed")]  # wrong bytes already failed in emit
     by_calls = {}
-    for r in rows:
-        if r and r["strategy"] != "native":
-            by_calls.setdefault(r.get("warmup"), set()).add(r["checksum"])
+    for r in done:
+        if r["strategy"] != "native":
+            by_calls.setdefault(r.get("warmup"), {}).setdefault(r["checksum"], []).append(
+                r["strategy"])
     for calls, sums in by_calls.items():
         if len(sums) > 1:
-            log(f"[bench] WARNING: checksums differ between strategies: {sorted(sums)}")
+            r0 = done[0]
+            why = (f"{r0['platform']} n={r0['ranks']} {r0['workload']}: checksums differ "
+                   f"between strategies: {sums}")
+            log(f"[bench] {why}")
+            FAILURES.append(why)
 
 
 def out_file(a, tier):
@@ -919,9 +962,22 @@ def emit(out, rec):
               f"{'strategy':10} {'time_ms':>10} {'t/LB':>6} {'nat/t':>6}", flush=True)
         _printed_header = True
     f = lambda x: f"{x:6.2f}" if x is not None else "     -"
-    print(f"{rec['tier']:6} {rec['platform']:18} {rec['ranks']:5d} {rec['workload']:22} "
-          f"{rec['params']['unit']:7d} {rec['strategy']:10} {rec['time_s'] * 1e3:10.3f} "
-          f"{f(rec['time_over_lower_bound'])} {f(rec['native_over_time'])}", flush=True)
+    row = (f"{rec['tier']:6} {rec['platform']:18} {rec['ranks']:5d} {rec['workload']:22} "
+           f"{rec['params']['unit']:7d} {rec['strategy']:10} ")
+    if rec.get("failed"):
+        FAILURES.append(f"{rec['platform']} n={rec['ranks']} {rec['workload']} "
+                        f"unit={rec['params']['unit']} {rec['strategy']}: {rec['failed']}")
+        print(row + f"{'FAILED':>10} {rec['failed']}", flush=True)
+    else:
+        print(row + f"{rec['time_s'] * 1e3:10.3f} {f(rec['time_over_lower_bound'])} "
+              f"{f(rec['native_over_time'])}", flush=True)
+
+
+def finish():
+    """Exit status 1, and the failures listed, when any point or check failed."""
+    if FAILURES:
+        log(f"[bench] {len(FAILURES)} failure(s):\n  " + "\n  ".join(FAILURES))
+        sys.exit(1)
 
 
 def main():
@@ -968,6 +1024,9 @@ def main():
     ap.add_argument("--learn-alltoallv", default="auto",
                     help="SMPI alltoallv algorithm for the library runs' untimed learning calls; "
                          "auto: pair from 256 ranks (cheap to simulate), else SMPI's default")
+    ap.add_argument("--maxmin-precision", type=float, default=1e-3,
+                    help="smpi: SimGrid's maxmin/precision in bytes/s (its default 1e-5 can "
+                         "abort dense points: 'Cannot saturate more a constraint')")
     ap.add_argument("--native-max-ranks", type=int, default=256,
                     help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
     # e2e
@@ -992,6 +1051,7 @@ def main():
         e2e.inner(a, log)
     else:
         netns_inner(a)
+    finish()
 
 
 if __name__ == "__main__":

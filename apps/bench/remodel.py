@@ -136,7 +136,7 @@ def main():
                                    recorded, a.full_max_nonzeros)
             pred = {s: t for s, (t, _) in shaped.items()}
             measured = {s: r["time_s"] for s, r in cells.items()
-                        if s != "auto" and r["time_s"] > 0}
+                        if s != "auto" and (r["time_s"] or 0) > 0}  # a failed point: None
             old_pairs, new_pairs = [], []
             for s, r in cells.items():
                 old = report.predicted_of(s, r, cells)
@@ -152,7 +152,7 @@ def main():
                 r["native_predicted_s"] = pred.get("native")
                 if bound:
                     r["lower_bound_s"] = bound
-                    if r.get("time_s", 0) > 0:
+                    if (r.get("time_s") or 0) > 0:
                         r["time_over_lower_bound"] = r["time_s"] / bound
                 r["predicted_by"] = os.path.relpath(machine, REPO) if machine.startswith(REPO) \
                     else machine

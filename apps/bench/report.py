@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Turns bench.py's JSON lines into Markdown tables and SVG plots (plain Python, no plotting
-library).
+"""Turns bench.py's JSON lines into Markdown tables and figures (matplotlib).
 
-  apps/bench/report.py RESULTS.jsonl... [--md OUT.md] [--svg-dir DIR]
+  apps/bench/report.py RESULTS.jsonl... [--md OUT.md] [--svg-dir DIR] [--format svg|png|pdf]
                        [--predictions OUT.md]
 
 One table per (tier, platform, ranks, workload family): a row per parameter value (message unit,
-density, ...), a column per strategy with the time in ms; then `best/LB` (best strategy's time
-over the bandwidth lower bound) and `native/best`. For each table whose rows sweep the message
-unit, an SVG plot of time against unit per strategy (log-log, like the papers' figures).
-Markdown goes to --md (default stdout); SVGs to --svg-dir (default: beside --md, bench-plots/).
+density, ...), a column per strategy with the time in ms (FAILED where bench.py recorded a
+failure); then `best/LB` (best strategy's time over the bandwidth lower bound) and
+`native/best`. For each table a figure, <tier>-<platform>-<ranks>-<workload>.svg: per row a
+horizontal bar chart of speedup over native (native = 1, the lower bound dashed), fastest first,
+the six fastest strategies with auto and native; and where the rows sweep four or more message
+units, <...>-sweep.svg: time against unit (log-log) for native, auto, the four fastest and the
+lower bound, each line labelled. Markdown goes to --md (default stdout); figures to --svg-dir
+(default: beside --md, bench-plots/); without matplotlib (Debian python3-matplotlib) the figures
+are skipped with one message.
 
 Then two summaries over the points that have them:
   * issue 3 (cost model and auto): per point the oracle (fastest measured, native included),
@@ -32,6 +36,7 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import sys
 
@@ -83,6 +88,11 @@ def order_strategies(names):
     return known + rest + tail
 
 
+def timed(r):
+    """A record that gave a time (not a failed point, not missing)."""
+    return bool(r) and not r.get("failed") and (r.get("time_s") or 0) > 0
+
+
 def fmt_ms(t):
     if t is None:
         return "–"
@@ -121,14 +131,17 @@ def render_markdown(groups, svg_links):
                 if r is None:
                     vals.append("–")
                     continue
+                if r.get("failed"):
+                    vals.append("FAILED")
+                    continue
                 v = fmt_ms(r["time_s"])
                 if spread and r.get("spread_s"):
                     sp = r["spread_s"]
                     v += f" ({fmt_ms(sp['p25'])}–{fmt_ms(sp['p75'])})"
                 vals.append(v)
-            cand = [r for s, r in cells.items() if s not in ("native", "auto") and r["time_s"] > 0]
+            cand = [r for s, r in cells.items() if s not in ("native", "auto") and timed(r)]
             best = min(cand, key=lambda r: r["time_s"]) if cand else None
-            native = cells.get("native")
+            native = cells.get("native") if timed(cells.get("native")) else None
             lb = next((r["lower_bound_s"] for r in cells.values() if r.get("lower_bound_s")), None)
             vals.append(best["strategy"] if best else "–")
             vals.append(f"{best['time_s'] / lb:.2f}" if best and lb else "–")
@@ -143,8 +156,8 @@ def render_markdown(groups, svg_links):
         out.append(f"\n{note}; LB = bytes through the busiest port / its bandwidth"
                    + ("; `auto chose`: auto's final choice after its trial, which the `auto` "
                       "column timed." if has_auto else "."))
-        if key in svg_links:
-            out.append(f"\n![{fam}]({svg_links[key]})")
+        for link in svg_links.get(key, []):
+            out.append(f"\n![{fam}]({link})")
         out.append("")
     return "\n".join(out)
 
@@ -188,7 +201,7 @@ def predicted_of(s, r, cells):
 
 def point_analysis(cells):
     """Issue 3's numbers for one point (its cells: strategy -> record)."""
-    measured = {s: r["time_s"] for s, r in cells.items() if r["time_s"] > 0 and s != "auto"}
+    measured = {s: r["time_s"] for s, r in cells.items() if timed(r) and s != "auto"}
     if not measured:
         return None
     oracle = min(measured, key=measured.get)
@@ -197,7 +210,7 @@ def point_analysis(cells):
               and not s.startswith("rs_nh+")]
     pairs = [(pred[s], measured[s]) for s in ranked]
     rho = spearman([p for p, _ in pairs], [m for _, m in pairs])
-    a = cells.get("auto")
+    a = cells.get("auto") if timed(cells.get("auto")) else None
     res = {"oracle": oracle, "oracle_s": measured[oracle], "rho": rho, "n_pred": len(pairs),
            "pred": pred, "measured": measured, "native_s": measured.get("native"),
            "rho_launches": launch_rho(cells, ranked),
@@ -383,7 +396,7 @@ def render_issue5(groups):
         if ranks < 256 and not platform.startswith("two_clusters"):
             continue
         for label, cells in rows.items():
-            meas = {s: r["time_s"] for s, r in cells.items() if r["time_s"] > 0}
+            meas = {s: r["time_s"] for s, r in cells.items() if timed(r)}
             ind = {s: t for s, t in meas.items() if s in INDIRECT}
             dire = {s: t for s, t in meas.items() if s not in INDIRECT and s not in
                     ("native", "auto")}
@@ -392,7 +405,7 @@ def render_issue5(groups):
             bi = min(ind, key=ind.get)
             bd = min(dire, key=dire.get) if dire else None
             nat = meas.get("native")
-            a = cells.get("auto")
+            a = cells.get("auto") if timed(cells.get("auto")) else None
             out.append(f"| {platform} {ranks} · {fam} · {label} | {fmt_ms(nat)} | "
                        + (f"{bd} {fmt_ms(dire[bd])}" if bd else "–")
                        + f" | {bi} {fmt_ms(ind[bi])} | "
@@ -441,66 +454,251 @@ def render_bursts(recs):
     return "\n".join(out)
 
 
-PALETTE = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939",
-           "#843c39", "#7b4173"]
+# Figures (matplotlib, Agg backend): few series, direct labels, native and the lower bound as
+# reference lines; read at a glance, every number also in the tables.
+FIGURE_TOP = 6  # strategies shown per panel besides native and auto: the fastest ones
+COLOURS = {"native": "#7f7f7f", "auto": "#e6550d", "direct": "#3182bd", "indirect": "#31a354"}
+FAMILY_LABELS = {"native": "native (MPI library)", "auto": "auto (default setting)",
+                 "direct": "direct schedule", "indirect": "indirect route"}
 
 
-def svg_plot(title, series, path):
-    """series: {strategy: [(unit, seconds)]}; log-log time (ms) against unit (bytes)."""
-    W, H, L, R, T, B = 640, 420, 70, 150, 40, 50
-    H = max(H, T + 14 * len(series) + 10)  # room for every strategy's legend line
-    pts = [(u, t) for s in series.values() for u, t in s if t > 0]
-    if len(pts) < 2:
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, or None (figures skipped) without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("report.py: no matplotlib (Debian python3-matplotlib): figures skipped",
+              file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 9,
+                                "axes.spines.top": False, "axes.spines.right": False})
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def family_of(s):
+    if s in ("native", "auto"):
+        return s
+    return "indirect" if s in INDIRECT else "direct"
+
+
+def shown_strategies(cells, top=FIGURE_TOP):
+    """The strategies one panel shows: the `top` fastest measured ones, then auto and native;
+    failed points are kept (they must show). Fastest first."""
+    ok = {s: r for s, r in cells.items() if r.get("time_s") and not r.get("failed")}
+    ranked = sorted((s for s in ok if s not in ("native", "auto")), key=lambda s: ok[s]["time_s"])
+    keep = ranked[:top] + [s for s in ("auto", "native") if s in ok]
+    keep.sort(key=lambda s: ok[s]["time_s"])
+    failed = [s for s, r in cells.items() if r.get("failed")]
+    return keep, failed, len(ranked) - len(ranked[:top])
+
+
+def bar_panel(ax, label, cells):
+    """One horizontal bar per strategy, fastest on top: speedup over native (native = 1) where
+    native ran, else time in ms; the lower bound as a dashed line."""
+    keep, failed, hidden = shown_strategies(cells)
+    native = cells.get("native")
+    native_t = native["time_s"] if native and not native.get("failed") else None
+    lb = next((r["lower_bound_s"] for r in cells.values() if r.get("lower_bound_s")), None)
+    if native_t:
+        value = {s: native_t / cells[s]["time_s"] for s in keep}
+        bound = native_t / lb if lb else None
+        fmt = lambda v: f"{v:.2f}×"
+    else:
+        value = {s: cells[s]["time_s"] * 1e3 for s in keep}
+        bound = lb * 1e3 if lb else None
+        fmt = lambda v: f"{v:.3g} ms"
+    names = keep + failed
+    y = list(range(len(names)))[::-1]  # first name on top
+    vals = [value.get(s, 0) for s in names]
+    colours = [COLOURS[family_of(s)] for s in names]
+    ax.barh(y, vals, color=colours, height=0.7)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names)
+    right = max(vals + [1.0 if native_t else 0])
+    # A bound far beyond the bars would squeeze them: then it is written, not drawn.
+    draw_bound = bound is not None and bound <= 2.5 * right
+    if draw_bound:
+        right = max(right, bound)
+    for yy, s, v in zip(y, names, vals):
+        text = "FAILED" if s in failed else fmt(v)
+        ax.text(v + right * 0.01, yy, text, va="center", fontsize=8,
+                color="#b30000" if s in failed else "black")
+    if native_t:
+        ax.axvline(1.0, color="black", linewidth=1)
+    if draw_bound:
+        ax.axvline(bound, color="#b30000", linestyle="--", linewidth=1)
+        ax.text(bound, y[0] + 0.6, f" lower bound {fmt(bound)}", color="#b30000", fontsize=8,
+                va="bottom", ha="right" if bound > 0.6 * right else "left")
+    elif bound is not None:
+        ax.text(0.99, 1.0, f"lower bound {fmt(bound)} (off the scale)", color="#b30000",
+                fontsize=8, transform=ax.transAxes, ha="right", va="bottom")
+    ax.set_xlim(0, right * 1.18)
+    ax.set_ylim(-0.6, len(names) - 0.2)
+    title = label + (f" · native {fmt_ms(native_t)} ms" if native_t else " · no native run")
+    if hidden:
+        title += f" · {hidden} slower {'strategy' if hidden == 1 else 'strategies'} in the table"
+    ax.set_title(title, fontsize=9, loc="left")
+    ax.set_xlabel("speedup over native (native time / strategy time)" if native_t
+                  else "time per call (ms)")
+    return {family_of(s) for s in names}
+
+
+def label_value(label):
+    """A row label's number ("4096 B", "25 %", "l=0.125"), for ordering the panels."""
+    m = re.search(r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?", label)
+    return float(m.group()) if m else math.inf
+
+
+def bar_figure(plt, title, rows, path):
+    """Per workload: one panel per row (message size, density, ...)."""
+    panels = sorted(((label, cells) for label, cells in rows.items() if cells),
+                    key=lambda p: label_value(p[0]))
+    if not panels:
         return False
-    xs = [math.log10(u) for u, _ in pts]
-    ys = [math.log10(t * 1e3) for _, t in pts]
-    x0, x1 = min(xs), max(xs)
-    y0, y1 = math.floor(min(ys)), math.ceil(max(ys))
-    if x1 == x0:
-        x1 = x0 + 1
-    if y1 == y0:
-        y1 = y0 + 1
-    X = lambda v: L + (math.log10(v) - x0) / (x1 - x0) * (W - L - R)
-    Y = lambda ms: T + (1 - (math.log10(ms) - y0) / (y1 - y0)) * (H - T - B)
-    e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-         f'font-family="sans-serif" font-size="11">',
-         f'<rect width="{W}" height="{H}" fill="white"/>',
-         f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="13">{esc(title)}</text>',
-         f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
-         f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
-    for u in sorted({u for u, _ in pts}):
-        e.append(f'<text x="{X(u):.1f}" y="{H - B + 15}" text-anchor="middle">{u}</text>')
-    for k in range(y0, y1 + 1):
-        yy = T + (1 - (k - y0) / (y1 - y0)) * (H - T - B)
-        e.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
-        e.append(f'<text x="{L - 5}" y="{yy + 4:.1f}" text-anchor="end">{10.0 ** k:g}</text>')
-    e.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">message unit '
-             f'(bytes)</text>')
-    e.append(f'<text x="15" y="{(T + H - B) / 2}" text-anchor="middle" '
-             f'transform="rotate(-90 15 {(T + H - B) / 2})">time per call (ms)</text>')
-    for i, (s, data) in enumerate(series.items()):
-        c = PALETTE[i % len(PALETTE)]
-        data = sorted((u, t) for u, t in data if t > 0)
-        if not data:
-            continue
-        d = " ".join(f"{X(u):.1f},{Y(t * 1e3):.1f}" for u, t in data)
-        dash = ' stroke-dasharray="5,3"' if s == "native" else ""
-        e.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="1.5"{dash}/>')
-        for u, t in data:
-            e.append(f'<circle cx="{X(u):.1f}" cy="{Y(t * 1e3):.1f}" r="2.5" fill="{c}"/>')
-        ly = T + 14 * i
-        e.append(f'<line x1="{W - R + 10}" y1="{ly}" x2="{W - R + 30}" y2="{ly}" stroke="{c}" '
-                 f'stroke-width="2"{dash}/>')
-        e.append(f'<text x="{W - R + 35}" y="{ly + 4}">{esc(s)}</text>')
-    e.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(e) + "\n")
+    heights = [0.32 * (len(shown_strategies(c)[0]) + len(shown_strategies(c)[1])) + 0.9
+               for _, c in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, sum(heights) + 0.7),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    families = set()
+    for ax, (label, cells) in zip(axes[:, 0], panels):
+        families |= bar_panel(ax, label, cells)
+    # Title, then the colour key on its own line, then the panels (offsets in inches).
+    inch = 1 / fig.get_figheight()
+    fig.suptitle(title, x=0.01, y=1 - 0.08 * inch, ha="left", va="top", fontsize=10,
+                 fontweight="bold")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[f]) for f in COLOURS if f in families]
+    fig.legend(handles, [FAMILY_LABELS[f] for f in COLOURS if f in families], loc="upper left",
+               ncol=len(handles), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.0, 1 - 0.3 * inch))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 * inch))
+    fig.savefig(path)
+    plt.close(fig)
     return True
 
 
-def esc(s):
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def spread_labels(ys, gap):
+    """Label positions for sorted values ys, at least `gap` apart, each run of crowded labels
+    centred on the mean of its values."""
+    clusters = [[y] for y in ys]  # each placed around its mean, `gap` apart
+    bottom = lambda c: sum(c) / len(c) - gap * (len(c) - 1) / 2
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(clusters) - 1):
+            if bottom(clusters[i + 1]) < bottom(clusters[i]) + gap * len(clusters[i]):
+                clusters[i:i + 2] = [clusters[i] + clusters[i + 1]]
+                merged = True
+                break
+    return [bottom(c) + gap * k for c in clusters for k in range(len(c))]
+
+
+def sweep_figure(plt, title, rows, path, top=4):
+    """Where a workload sweeps >= 4 message units: speedup over native against the unit (native
+    = 1), for auto and the `top` strategies fastest over the sweep (geometric mean), and the
+    most the lower bound allows (native / LB). Lines within 3 % of each other share one label; each label
+    sits at its line's right end."""
+    units = sorted((unit_of(lbl), lbl) for lbl in rows)
+    if len(units) < 4:
+        return False
+    native = {u: rows[lbl]["native"]["time_s"] for u, lbl in units
+              if timed(rows[lbl].get("native"))}
+    if len(native) < 4:
+        return False
+
+    def speedups(s):
+        return [(u, native[u] / rows[lbl][s]["time_s"]) for u, lbl in units
+                if u in native and timed(rows[lbl].get(s))]
+
+    def score(s):
+        v = [x for _, x in speedups(s)]
+        return -math.exp(sum(map(math.log, v)) / len(v))
+
+    full = [s for s in {s for cells in rows.values() for s in cells}
+            if s != "native" and len(speedups(s)) == len(native)]
+    ranked = (["auto"] if "auto" in full else []) + sorted((s for s in full if s != "auto"),
+                                                          key=score)
+    series = []  # [names sharing the line, points]
+    for s in ranked:
+        pts = speedups(s)
+        twin = next((g for g in series if all(abs(a[1] - b[1]) <= 0.03 * b[1]
+                                              for a, b in zip(pts, g[1]))), None)
+        if twin:
+            twin[0].append(s)
+        elif len(series) < top + ("auto" in full):
+            series.append([[s], pts])
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    palette = ["#3182bd", "#31a354", "#756bb1", "#8c6d31", "#17becf", "#d6616b"]
+    ends = []
+    ax.axhline(1.0, color=COLOURS["native"], linewidth=1.2)
+    ends.append((1.0, "native", COLOURS["native"]))
+    lbs = [(u, native[u] / next((r["lower_bound_s"] for r in rows[lbl].values()
+                                 if r.get("lower_bound_s")), math.inf))
+           for u, lbl in units if u in native]
+    lbs = [(u, b) for u, b in lbs if b > 0]
+    if lbs:
+        ax.plot([u for u, _ in lbs], [b for _, b in lbs], "--", color="#b30000", linewidth=1.2)
+        ends.append((lbs[-1][1], "lower bound (best possible)", "#b30000"))
+    i = 0
+    for names, pts in series:
+        colour = COLOURS["auto"] if names[0] == "auto" else palette[i % len(palette)]
+        i += names[0] != "auto"
+        ax.plot([u for u, _ in pts], [x for _, x in pts], "-", color=colour, marker="o",
+                markersize=3.5, linewidth=1.8 if names[0] == "auto" else 1.4)
+        ends.append((pts[-1][1], ", ".join(names[:3]) + (" ..." if len(names) > 3 else ""),
+                     colour))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([u for u, _ in units])
+    ax.set_xticklabels([f"{u} B" if u < 1024 else f"{u // 1024} KiB" for u, _ in units])
+    ax.minorticks_off()
+    ax.set_xlabel("message unit")
+    ax.set_ylabel("speedup over native (native time / strategy time)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", color="#e0e0e0", linewidth=0.6)
+    ax.set_xlim(units[0][0] / 1.3, units[-1][0] * 1.3)
+    # Labels right of the plot at their lines' last values, pushed apart so none overlap.
+    lo, hi = ax.get_ylim()
+    ends.sort()
+    for (_, name, colour), yl in zip(ends, spread_labels([y for y, _, _ in ends],
+                                                         (hi - lo) * 0.055)):
+        ax.text(1.01, yl, name, transform=ax.get_yaxis_transform(), color=colour,
+                fontsize=8, va="center", clip_on=False)
+    ax.set_title(title + " · message-size sweep", loc="left", fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
+def figure_name(key):
+    tier, platform, ranks, fam = key
+    name = f"{tier}-{platform}-{ranks}-{fam}".replace(" ", "_").replace(",", "")
+    return "".join(ch for ch in name if ch.isalnum() or ch in "-_.=")
+
+
+def write_figures(groups, fig_dir, md_dir, ext="svg"):
+    """Every group's bar chart (and sweep where it has one); returns {key: [relative paths]}."""
+    plt = pyplot()
+    links = {}
+    if plt is None:
+        return links
+    os.makedirs(fig_dir, exist_ok=True)
+    for key, rows in groups.items():
+        tier, platform, ranks, fam = key
+        title = f"{tier} · {platform} · {ranks} ranks · {fam}"
+        name = figure_name(key)
+        made = []
+        path = os.path.join(fig_dir, f"{name}.{ext}")
+        if bar_figure(plt, title, rows, path):
+            made.append(path)
+        if None not in [unit_of(lbl) for lbl in rows]:
+            path = os.path.join(fig_dir, f"{name}-sweep.{ext}")
+            if sweep_figure(plt, title, rows, path):
+                made.append(path)
+        if made:
+            links[key] = [os.path.relpath(p, md_dir) for p in made]
+    return links
 
 
 def main():
@@ -508,7 +706,9 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+")
     ap.add_argument("--md", default=None, help="write Markdown here (default: stdout)")
-    ap.add_argument("--svg-dir", default=None, help="write SVG plots here")
+    ap.add_argument("--svg-dir", default=None, help="write the figures here")
+    ap.add_argument("--format", default="svg", choices=["svg", "png", "pdf"],
+                    help="figure file format (default svg)")
     ap.add_argument("--predictions", default=None,
                     help="write every point's predicted-against-measured table here")
     a = ap.parse_args()
@@ -519,22 +719,8 @@ def main():
                             if a.md else None)
     links = {}
     if svg_dir:
-        os.makedirs(svg_dir, exist_ok=True)
-        for key, rows in groups.items():
-            units = [unit_of(lbl) for lbl in rows]
-            if len(rows) < 2 or None in units:
-                continue
-            series = collections.OrderedDict()
-            for s in order_strategies({s for row in rows.values() for s in row}):
-                series[s] = [(unit_of(lbl), row[s]["time_s"]) for lbl, row in rows.items()
-                             if s in row]
-            tier, platform, ranks, fam = key
-            name = f"{tier}-{platform}-{ranks}-{fam}".replace(" ", "_").replace(",", "")
-            name = "".join(ch for ch in name if ch.isalnum() or ch in "-_.=") + ".svg"
-            if svg_plot(f"{tier} {platform}, {ranks} ranks, {fam}", series,
-                        os.path.join(svg_dir, name)):
-                base = os.path.dirname(os.path.abspath(a.md)) if a.md else os.getcwd()
-                links[key] = os.path.relpath(os.path.join(svg_dir, name), base)
+        base = os.path.dirname(os.path.abspath(a.md)) if a.md else os.getcwd()
+        links = write_figures(groups, svg_dir, base, a.format)
     md = render_markdown(groups, links)
     issue3, details = render_issue3(groups)
     if details:

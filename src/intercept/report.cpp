@@ -3,32 +3,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <exception>
 #include <map>
-#include <sstream>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
 #include "core/log.hpp"
 
 namespace commsched::intercept {
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 std::vector<PatternRecord> merge(const std::vector<PatternRecord>& all) {
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, PatternRecord> by_key;
@@ -56,50 +41,67 @@ double net_gain(const PatternRecord& r) {
   return r.native_per_call_s * static_cast<double>(r.calls) - r.time_native_s - r.time_optimised_s;
 }
 
+// Key order follows the schema (docs/report.schema.json) so the file reads top-down. Numbers
+// that are not finite (a time never measured as NaN) come out as null, text that is not UTF-8
+// with U+FFFD: the report stays valid JSON whatever the job fed in.
 std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& h) {
-  std::ostringstream o;
-  o.precision(9);
-  o << "{\"commsched_version\":\"0.1.0\",\"ranks\":" << h.ranks
-    << ",\"strategy_setting\":" << json_string(h.strategy_setting)
-    << ",\"unlearned_calls\":" << h.unlearned_calls
-    << ",\"faults_injected\":" << h.faults_injected << ",\"fallbacks\":" << h.fallbacks
-    << ",\"device_calls\":" << h.device_calls << ",\"paused_calls\":" << h.paused_calls
-    << ",\"native_reason\":" << json_string(h.native_reason) << ",\"patterns\":[";
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    const PatternRecord& r = recs[i];
-    o << (i ? "," : "") << "{\"comm\":\"" << r.comm_root << "." << r.comm_serial
-      << "\",\"pattern\":" << r.pattern << ",\"comm_size\":" << r.comm_size
-      << ",\"calls\":" << r.calls << ",\"calls_optimised\":" << r.calls_optimised
-      << ",\"nonzeros\":" << r.nonzeros << ",\"bytes\":" << r.bytes
-      << ",\"strategy\":" << json_string(r.strategy) << ",\"phases\":" << r.phases
-      << ",\"time_native_s\":" << r.time_native_s
-      << ",\"time_optimised_s\":" << r.time_optimised_s
-      << ",\"lower_bound_s\":" << r.lower_bound_s << ",\"learning_s\":" << r.learning_s
-      << ",\"trial_s\":" << r.trial_s << ",\"native_per_call_s\":" << r.native_per_call_s
-      << ",\"net_gain_s\":" << net_gain(r) << ",\"from_wisdom\":"
-      << (r.verdict == kVerdictFromWisdom ? "true" : "false") << ",\"model_scale\":" << r.model_scale
-      << ",\"note\":" << json_string(r.note) << ",\"candidates\":[";
+  using Json = nlohmann::ordered_json;
+  Json patterns = Json::array();
+  for (const PatternRecord& r : recs) {
+    Json candidates = Json::array();
     for (std::int64_t c = 0; c < r.candidate_count && c < kMaxCandidateRecords; ++c) {
       const CandidateRecord& cr = r.candidates[c];
-      o << (c ? "," : "") << "{\"strategy\":" << json_string(cr.strategy)
-        << ",\"predicted_s\":" << cr.predicted_s << ",\"measured_s\":" << cr.measured_s
-        << ",\"rejected\":" << json_string(cr.rejected) << "}";
+      candidates.push_back({{"strategy", cr.strategy},
+                            {"predicted_s", cr.predicted_s},
+                            {"measured_s", cr.measured_s},
+                            {"rejected", cr.rejected}});
     }
-    o << "]}";
+    patterns.push_back({{"comm", std::to_string(r.comm_root) + "." + std::to_string(r.comm_serial)},
+                        {"pattern", r.pattern},
+                        {"comm_size", r.comm_size},
+                        {"calls", r.calls},
+                        {"calls_optimised", r.calls_optimised},
+                        {"nonzeros", r.nonzeros},
+                        {"bytes", r.bytes},
+                        {"strategy", r.strategy},
+                        {"phases", r.phases},
+                        {"time_native_s", r.time_native_s},
+                        {"time_optimised_s", r.time_optimised_s},
+                        {"lower_bound_s", r.lower_bound_s},
+                        {"learning_s", r.learning_s},
+                        {"trial_s", r.trial_s},
+                        {"native_per_call_s", r.native_per_call_s},
+                        {"net_gain_s", net_gain(r)},
+                        {"from_wisdom", r.verdict == kVerdictFromWisdom},
+                        {"model_scale", r.model_scale},
+                        {"note", r.note},
+                        {"candidates", std::move(candidates)}});
   }
-  o << "],\"burst_level\":" << json_string(h.burst_level) << ",\"bursts\":[";
-  for (std::size_t i = 0; i < h.bursts.size(); ++i) {
-    const BurstSummary& b = h.bursts[i];
-    o << (i ? "," : "") << "{\"pattern\":" << b.index << ",\"level\":" << json_string(h.burst_level)
-      << ",\"ranks\":" << b.ranks << ",\"posts\":" << b.posts << ",\"bytes\":" << b.bytes
-      << ",\"seen\":" << b.seen << ",\"substituted\":" << b.substituted
-      << ",\"fallbacks\":" << b.fallbacks << ",\"collective\":" << b.collective << "}";
-  }
-  o << "],\"warnings\":[";
-  for (std::size_t i = 0; i < h.warnings.size(); ++i)
-    o << (i ? "," : "") << json_string(h.warnings[i]);
-  o << "]}\n";
-  return o.str();
+  Json bursts = Json::array();
+  for (const BurstSummary& b : h.bursts)
+    bursts.push_back({{"pattern", b.index},
+                      {"level", h.burst_level},
+                      {"ranks", b.ranks},
+                      {"posts", b.posts},
+                      {"bytes", b.bytes},
+                      {"seen", b.seen},
+                      {"substituted", b.substituted},
+                      {"fallbacks", b.fallbacks},
+                      {"collective", b.collective}});
+  const Json report = {{"commsched_version", "0.1.0"},
+                       {"ranks", h.ranks},
+                       {"strategy_setting", h.strategy_setting},
+                       {"unlearned_calls", h.unlearned_calls},
+                       {"faults_injected", h.faults_injected},
+                       {"fallbacks", h.fallbacks},
+                       {"device_calls", h.device_calls},
+                      {"paused_calls", h.paused_calls},
+                       {"native_reason", h.native_reason},
+                       {"patterns", std::move(patterns)},
+                       {"burst_level", h.burst_level},
+                       {"bursts", std::move(bursts)},
+                       {"warnings", h.warnings}};
+  return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string seconds_text(double s) {
@@ -217,7 +219,14 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   if (json_path.empty()) return recs;
   // Written whole or not at all, and only onto a regular file or a new name: a device, FIFO or
   // symbolic link given as the report is refused rather than replaced (README "Report").
-  if (std::string error; !core::replace_file(json_path, to_json(recs, h), error))
+  std::string text;
+  try {
+    text = to_json(recs, h);
+  } catch (const std::exception& e) {  // out of memory: the job goes on without the file
+    core::log_warn(std::string("cannot build the COMMSCHED_REPORT JSON: ") + e.what());
+    return recs;
+  }
+  if (std::string error; !core::replace_file(json_path, text, error))
     core::log_warn("cannot write COMMSCHED_REPORT: " + error + "; no JSON report written");
   return recs;
 }

@@ -10,3 +10,8 @@ foreach(_tier netns smpi)
   set_tests_properties(bench.${_tier}.smoke PROPERTIES LABELS bench TIMEOUT 150 RUN_SERIAL TRUE
                        SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endforeach()
+# The harness itself, no benchmark run: a stand-in smpirun makes points abort and go wrong, and
+# bench.py must exit 1 and show them FAILED.
+add_test(NAME bench.harness_failures
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/bench_failures.py)
+set_tests_properties(bench.harness_failures PROPERTIES LABELS unit TIMEOUT 120)

@@ -22,6 +22,8 @@
 #   --expect-bursts N        at least N Isend/Irecv burst patterns ran substituted (report
 #                            "bursts": entries with "substituted" > 0; at level collective,
 #                            with "collective" > 0)
+#   --schema FILE            the report must validate against the JSON Schema FILE
+#                            (validate_report.py; exit 77, a skip, without python3-jsonschema)
 #
 # LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
 # on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
@@ -32,7 +34,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
-expect_stderr="" expect_patterns=0 expect_bursts=0
+expect_stderr="" expect_patterns=0 expect_bursts=0 schema=""
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -49,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
     --expect-patterns) expect_patterns="${2-}"; require_report=1; shift 2 ;;
     --expect-bursts) expect_bursts="${2-}"; require_report=1; shift 2 ;;
+    --schema) schema="${2-}"; require_report=1; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
   esac
@@ -164,5 +167,11 @@ EOF
 fi
 
 if [[ $fail -ne 0 ]]; then exit 1; fi
+if [[ -n "$schema" ]]; then
+  "${PYTHON:-python3}" "$(dirname "$0")/validate_report.py" "$schema" "$report"
+  rc=$?
+  [[ $rc -eq 77 ]] && exit 77
+  [[ $rc -eq 0 ]] || exit 1
+fi
 echo "run_preloaded: ok"
 exit 0
