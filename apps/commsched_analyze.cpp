@@ -14,6 +14,9 @@
 
 #include "analyze/dataset.hpp"
 #include "analyze/matrix_text.hpp"
+#if COMMSCHED_HAVE_OTF2
+#include "analyze/otf2_export.hpp"
+#endif
 #include "analyze/render.hpp"
 #include "analyze/whatif.hpp"
 #include "core/files.hpp"
@@ -43,6 +46,10 @@ constexpr const char* kUsage =
     "                         else the best predicted)\n"
     "  --svg OUT              writes OUT-matrix.svg, OUT-gantt.svg and OUT-strategies.svg\n"
     "  --chrome-trace FILE    the measured calls as Chrome trace-event JSON (Perfetto)\n"
+    "  --otf2 DIR             the calls as an OTF2 archive DIR/traces.otf2 (Vampir, Scalasca,\n"
+    "                         Vite): a region per call, a substituted call's schedule as MPI\n"
+    "                         sends and receives (replanned on its matrix; --machine and\n"
+    "                         --ranks-per-node place the ranks as for the what-if)\n"
     "  --csv PREFIX           writes PREFIX-matrix.csv and PREFIX-calls.csv; with --machine\n"
     "                         also PREFIX-whatif.csv (every strategy's predicted time, and\n"
     "                         per_call_s: with the library's per-call agreement, what auto\n"
@@ -53,7 +60,7 @@ constexpr const char* kUsage =
     "Exit status: 0 ok, 1 unreadable input or output, 2 bad arguments.\n";
 
 struct Args {
-  std::string dir, matrix, machine, pattern, plan, svg, chrome, csv, write_matrix, hosts;
+  std::string dir, matrix, machine, pattern, plan, svg, chrome, csv, write_matrix, hosts, otf2;
   bool machine_given = false, partial = false, help = false;
   int ranks_per_node = 0;
   std::vector<std::string> strategies;  ///< empty: every strategy
@@ -85,6 +92,7 @@ std::optional<std::string> parse_args(int argc, char** argv, Args& a) {
     else if (f == "--plan") a.plan = v;
     else if (f == "--svg") a.svg = v;
     else if (f == "--chrome-trace") a.chrome = v;
+    else if (f == "--otf2") a.otf2 = v;
     else if (f == "--csv") a.csv = v;
     else if (f == "--write-matrix") a.write_matrix = v;
     else if (f == "--hosts") a.hosts = v;
@@ -259,6 +267,52 @@ void print_what_if(const PatternData& p, const WhatIf& w, const Model& model, in
   std::printf("  %-16s %11s\n", "lower bound", time_str(w.lower_bound_s).c_str());
 }
 
+// --otf2: each substituted pattern's plan is its strategy replanned on its matrix, on the
+// machine and placement the what-if would use.
+template <typename Fail>
+void write_otf2_archive(const Args& a, const Dataset& ds, Fail& fail) {
+#if COMMSCHED_HAVE_OTF2
+  std::map<std::string, StrategyRow> plans;  // pattern label -> its strategy's plan
+  auto plan_of = [&](const PatternData& p) -> const core::Plan* {
+    auto it = plans.find(p.label);
+    if (it == plans.end()) {
+      StrategyRow row;
+      Model model;
+      std::vector<std::string> node_hosts;
+      std::string error;
+      if (p.complete &&
+          model.load(a.machine, placement(ds, p, a.ranks_per_node, node_hosts), node_hosts, error))
+        row = plan_one(p.strategy, p.matrix, model);
+      if (row.ok && row.plan.phases.size() != p.phases)
+        std::fprintf(stderr,
+                     "commsched-analyze: warning: %s: %s replanned has %zu phases, the job's had "
+                     "%u; the OTF2 messages show the replanned schedule\n",
+                     p.label.c_str(), p.strategy.c_str(), row.plan.phases.size(), p.phases);
+      it = plans.emplace(p.label, std::move(row)).first;
+    }
+    return it->second.ok && it->second.id != "native" ? &it->second.plan : nullptr;
+  };
+  Otf2Summary sum;
+  std::string error;
+  if (!write_otf2(a.otf2, ds, plan_of, sum, error)) {
+    fail(error);
+    return;
+  }
+  std::printf("\nwrote %s/traces.otf2: %llu locations, %llu calls (%llu native, %llu "
+              "substituted), %llu messages, %llu bytes\n",
+              a.otf2.c_str(), static_cast<unsigned long long>(sum.locations),
+              static_cast<unsigned long long>(sum.calls),
+              static_cast<unsigned long long>(sum.native_calls),
+              static_cast<unsigned long long>(sum.optimised_calls),
+              static_cast<unsigned long long>(sum.messages),
+              static_cast<unsigned long long>(sum.bytes));
+#else
+  (void)ds;
+  fail("--otf2 " + a.otf2 + ": this build has no OTF2 support (libotf2 was not found; Debian: "
+       "libotf2-trace-dev, then reconfigure)");
+#endif
+}
+
 int run(int argc, char** argv) {
   Args a;
   if (auto err = parse_args(argc, argv, a)) {
@@ -321,6 +375,10 @@ int run(int argc, char** argv) {
     if (ds.ranks.empty()) fail("--chrome-trace needs traces (a matrix file holds no calls)");
     else if (write_chrome_trace(a.chrome, ds, error)) std::printf("\nwrote %s\n", a.chrome.c_str());
     else fail(error);
+  }
+  if (!a.otf2.empty()) {
+    if (ds.ranks.empty()) fail("--otf2 needs traces (a matrix file holds no calls)");
+    else write_otf2_archive(a, ds, fail);
   }
   if (!a.csv.empty()) {
     if (write_csv(a.csv, ds, error))

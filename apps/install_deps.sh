@@ -7,6 +7,8 @@ packages=(cmake g++ make libgtest-dev libboost-dev openmpi-bin libopenmpi-dev mp
           clang  # clang: libFuzzer for the trace reader fuzz test
           libsimgrid-dev  # SimGrid SMPI: the simulated benchmark tier (apps/bench, issue 4)
           libmetis-dev    # METIS: partitions the meshes of halo_exchange and cg_solver (issue 6)
+          libotf2-trace-dev otf2-tools  # commsched-analyze --otf2 and its read-back test
+          environment-modules  # `module load commsched` in the install test
           nlohmann-json3-dev  # header-only JSON: the report and the Chrome trace (required)
           python3-jsonschema  # checks the report against docs/report.schema.json (tests)
           python3-matplotlib) # apps/bench/report.py's figures

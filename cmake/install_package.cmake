@@ -33,3 +33,23 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/commsched.pc.in
                ${CMAKE_CURRENT_BINARY_DIR}/${_commsched_pc}.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${_commsched_pc}.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# An environment-modules / Lmod module file, share/commsched/modulefiles/<name>/<version>
+# (commsched for Open MPI, commsched-mpich for MPICH, so both flavours load side by side):
+#   module use PREFIX/share/commsched/modulefiles && module load commsched
+# It names the prefix it was installed to, which `cmake --install --prefix` may change after
+# configuring: so it is configured by the install step itself, where CMAKE_INSTALL_PREFIX is
+# the real one.
+set(_commsched_module_dir ${CMAKE_INSTALL_DATADIR}/commsched/modulefiles/${_commsched_pc})
+install(CODE "
+  get_filename_component(_commsched_root \"\${CMAKE_INSTALL_PREFIX}\" ABSOLUTE)
+  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+  set(COMMSCHED_LIB_NAME \"${COMMSCHED_LIB_NAME}\")
+  set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(CMAKE_INSTALL_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+  set(_commsched_mpi_name \"${_commsched_mpi_name}\")
+  set(_module \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${_commsched_module_dir}/${PROJECT_VERSION}\")
+  message(STATUS \"Installing: \${_module}\")
+  configure_file(\"${CMAKE_CURRENT_LIST_DIR}/commsched.module.in\" \"\${_module}\" @ONLY)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_module}\")
+")

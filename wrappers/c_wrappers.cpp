@@ -3,6 +3,7 @@
 
 #include "intercept/intercept.hpp"
 #include "intercept/p2p.hpp"
+#include "intercept/pcontrol.hpp"
 #include "wrappers/flush_points.hpp"
 
 #define COMMSCHED_EXPORT extern "C" __attribute__((visibility("default")))
@@ -16,6 +17,13 @@ COMMSCHED_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int*
 }
 
 COMMSCHED_EXPORT int MPI_Finalize(void) { return ci::finalize(); }
+
+// Profiling control: 0 pauses the library on this rank, anything else resumes it. The variable
+// arguments mean nothing to MPI itself, so only the level is forwarded.
+COMMSCHED_EXPORT int MPI_Pcontrol(const int level, ...) {
+  ci::pcontrol(level);
+  return PMPI_Pcontrol(level);
+}
 
 COMMSCHED_EXPORT int MPI_Comm_free(MPI_Comm* comm) { return ci::comm_free(comm); }
 

@@ -9,6 +9,7 @@
 
 #include "intercept/intercept.hpp"
 #include "intercept/p2p.hpp"
+#include "intercept/pcontrol.hpp"
 #include "wrappers/fortran_completion.hpp"
 #include "wrappers/fortran_forward.hpp"
 #include "wrappers/intercepted.hpp"
@@ -82,6 +83,12 @@ void f_mpi_finalize(const char* pmpi, MPI_Fint* ierr) {
   }
 }
 
+// MPI_PCONTROL(LEVEL) has no IERROR argument.
+void f_mpi_pcontrol(const char*, MPI_Fint* level) {
+  ci::pcontrol(static_cast<int>(*level));
+  PMPI_Pcontrol(static_cast<int>(*level));
+}
+
 // MPI_Comm_free and MPI_Comm_disconnect: the library forgets the communicator (releasing held
 // burst sends on it) before MPI's own Fortran entry point, or `c_fn`, frees it.
 void f_comm_release(const char* pmpi, int (*c_fn)(MPI_Comm*), MPI_Fint* comm, MPI_Fint* ierr) {
@@ -145,6 +152,7 @@ COMMSCHED_F_EXPORT void MPI_INIT_THREAD(MPI_Fint* r, MPI_Fint* p, MPI_Fint* ierr
   f_mpi_init_thread("pmpi_init_thread_", r, p, ierr);
 }
 COMMSCHED_F_EXPORT void MPI_FINALIZE(MPI_Fint* ierr) { f_mpi_finalize("pmpi_finalize_", ierr); }
+COMMSCHED_F_EXPORT void MPI_PCONTROL(MPI_Fint* level) { f_mpi_pcontrol(nullptr, level); }
 COMMSCHED_F_EXPORT void MPI_COMM_FREE(MPI_Fint* comm, MPI_Fint* ierr) {
   f_mpi_comm_free("pmpi_comm_free_", comm, ierr);
 }

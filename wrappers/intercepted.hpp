@@ -11,6 +11,7 @@
   X(MPI_Init_thread, mpi_init_thread, (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr), \
     (required, provided, ierr))                                                                \
   X(MPI_Finalize, mpi_finalize, (MPI_Fint * ierr), (ierr))                                     \
+  X(MPI_Pcontrol, mpi_pcontrol, (MPI_Fint * level), (level))                                  \
   X(MPI_Comm_free, mpi_comm_free, (MPI_Fint * comm, MPI_Fint * ierr), (comm, ierr))            \
   X(MPI_Comm_disconnect, mpi_comm_disconnect, (MPI_Fint * comm, MPI_Fint * ierr), (comm, ierr)) \
   X(MPI_Alltoallv, mpi_alltoallv,                                                              \

@@ -1,16 +1,18 @@
 // MPICH: mpif.h and `use mpi` reach the C wrappers, and so do mpi_f08's posts (Isend, Irecv, ...),
-// but mpi_f08's Finalize, completion calls (Wait*, Test*, Start*, Cancel, Request_free,
+// but mpi_f08's Finalize, Pcontrol, completion calls (Wait*, Test*, Start*, Cancel, Request_free,
 // Request_get_status) and many blocking calls go to PMPI directly. Finalize would never write
 // the report and a deferred burst send would never be released: wrap those entries here.
 #include <dlfcn.h>
 #include <mpi.h>
 
 #include "intercept/intercept.hpp"
+#include "intercept/pcontrol.hpp"
 #include "wrappers/fortran_completion.hpp"
 #include "wrappers/fortran_forward.hpp"
 
 namespace {
 using FinalizeF08 = void (*)(MPI_Fint*);
+using PcontrolF08 = void (*)(MPI_Fint*);
 }
 
 extern "C" __attribute__((visibility("default"))) void mpi_finalize_f08_(MPI_Fint* ierr) {
@@ -20,6 +22,15 @@ extern "C" __attribute__((visibility("default"))) void mpi_finalize_f08_(MPI_Fin
   } else {
     const int rc = PMPI_Finalize();
     if (ierr) *ierr = static_cast<MPI_Fint>(rc);
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) void mpi_pcontrol_f08_(MPI_Fint* level) {
+  commsched::intercept::pcontrol(static_cast<int>(*level));
+  if (auto next = reinterpret_cast<PcontrolF08>(dlsym(RTLD_NEXT, "mpi_pcontrol_f08_"))) {
+    next(level);
+  } else {
+    PMPI_Pcontrol(static_cast<int>(*level));
   }
 }
 

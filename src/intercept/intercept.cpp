@@ -29,6 +29,7 @@
 #include "exec/program.hpp"
 #include "intercept/drs.hpp"
 #include "intercept/p2p.hpp"
+#include "intercept/pcontrol.hpp"
 #include "intercept/pmpi_transport.hpp"
 #include "intercept/report.hpp"
 #include "learn/choose.hpp"
@@ -1039,6 +1040,7 @@ void before_finalize() {
     h.faults_injected = s.faults_injected;
     h.fallbacks = s.fallbacks;
     h.device_calls = s.device_calls;
+    h.paused_calls = paused_calls();
     const std::vector<PatternRecord> merged = write_report(
         MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);
     if (s.wisdom_on && s.world_rank == 0) save_wisdom(s, merged);
@@ -1066,6 +1068,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                           recvtype, comm);
   }
   p2p_flush("Alltoallv");
+  // MPI_Pcontrol(0) on this rank: every path below runs this call native; where the ranks
+  // agree, this rank votes "cannot run" and lets no pattern be learned.
+  const bool paused = note_paused_call();
   double seconds = 0;
   // Every call's time on this rank, whichever way it leaves: the learning budget's base, read
   // only under auto's trial (learning_affordable), so only then are the clocks read.
@@ -1150,7 +1155,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       core::log_info_once("device-memory",
                           "MPI_Alltoallv on GPU memory runs natively (one notice only)");
     }
-    bool can_run = !device && describe_type(send) && describe_type(recv);
+    bool can_run = !paused && !device && describe_type(send) && describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
     cs.recv_bytes.resize(n);
@@ -1198,9 +1203,10 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       can_run = prepare(cs, *cs.patterns[static_cast<std::size_t>(match)], in_place, send, recv);
     if (!can_run) match = -1;
     const double t0 = now();
-    if (!can_run && cs.learner.optimised()) ++s.fallbacks;
+    if (!can_run && !paused && cs.learner.optimised()) ++s.fallbacks;
     // The vote: the learning streak, or "my counts are the learned ones and I can run".
-    const std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, can_run);
+    std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, can_run);
+    if (paused) vote = 0;
     if (cs.learner.learning() && cs.learner.streak() == 1) {
       cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
       cs.streak_calls = 0;

@@ -31,6 +31,7 @@
 #include "core/log.hpp"
 #include "core/plan.hpp"
 #include "intercept/intercept.hpp"
+#include "intercept/pcontrol.hpp"
 #include "settings/settings.hpp"
 
 namespace commsched::intercept {
@@ -967,7 +968,8 @@ bool native_stretch_post() {
   const burst::Post p = make_post(burst::Kind::send, count, type, dest, tag, comm);
   // Posted now unless deferred: any earlier deferred post of this burst has been released by
   // note_post's abandon, or there is none, so per-peer order holds.
-  if (note_post(p, true) && defer(p, buf, nullptr, count, type, dest, tag, comm, req))
+  // Paused (MPI_Pcontrol(0)): a post the library cannot use, like a wildcard: nothing is held.
+  if (note_post(p, !paused()) && defer(p, buf, nullptr, count, type, dest, tag, comm, req))
     return MPI_SUCCESS;
   const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
   if (rc == MPI_SUCCESS) track(*req);
@@ -984,7 +986,8 @@ bool native_stretch_post() {
   // A wildcard matches a message the library cannot name: level collective cannot count it.
   if (wildcard) leave_collective();
   const burst::Post p = make_post(burst::Kind::recv, count, type, source, tag, comm);
-  if (note_post(p, !wildcard) && defer(p, nullptr, buf, count, type, source, tag, comm, req))
+  if (note_post(p, !wildcard && !paused()) &&
+      defer(p, nullptr, buf, count, type, source, tag, comm, req))
     return MPI_SUCCESS;
   State& s = st();
   // A receive can be the burst's last post: the deferred sends go now.

@@ -95,6 +95,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                        {"faults_injected", h.faults_injected},
                        {"fallbacks", h.fallbacks},
                        {"device_calls", h.device_calls},
+                      {"paused_calls", h.paused_calls},
                        {"native_reason", h.native_reason},
                        {"patterns", std::move(patterns)},
                        {"burst_level", h.burst_level},
@@ -121,6 +122,11 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (h.device_calls > 0)
     std::fprintf(stderr, "[commsched]   %lld call(s) on GPU memory ran natively (summed over ranks)\n",
                  static_cast<long long>(h.device_calls));
+  if (h.paused_calls > 0)
+    std::fprintf(stderr,
+                 "[commsched]   %lld call(s) ran natively while MPI_Pcontrol(0) paused the "
+                 "library (summed over ranks)\n",
+                 static_cast<long long>(h.paused_calls));
   if (h.faults_injected > 0 || h.fallbacks > 0)
     std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
                  static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
@@ -198,15 +204,16 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
-  const std::int64_t mine_counts[3] = {header.faults_injected, header.fallbacks,
-                                       header.device_calls};
-  std::int64_t sums[3] = {0, 0, 0};
-  PMPI_Reduce(mine_counts, sums, 3, MPI_INT64_T, MPI_SUM, 0, world);
+  const std::int64_t mine_counts[4] = {header.faults_injected, header.fallbacks,
+                                       header.device_calls, header.paused_calls};
+  std::int64_t sums[4] = {0, 0, 0, 0};
+  PMPI_Reduce(mine_counts, sums, 4, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return {};
   ReportHeader h = header;
   h.faults_injected = sums[0];
   h.fallbacks = sums[1];
   h.device_calls = sums[2];
+  h.paused_calls = sums[3];
   std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return recs;

@@ -62,6 +62,7 @@ struct ReportHeader {
   std::int64_t faults_injected = 0;  ///< this rank's; summed over ranks in the report
   std::int64_t fallbacks = 0;        ///< this rank's; summed over ranks in the report
   std::int64_t device_calls = 0;     ///< calls on GPU memory run natively; summed over ranks
+  std::int64_t paused_calls = 0;     ///< calls MPI_Pcontrol(0) sent native; summed over ranks
   std::string burst_level = "off";   ///< COMMSCHED_BURSTS as applied
   std::string native_reason;         ///< why every call ran natively, when one did
   std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks

@@ -565,11 +565,17 @@ std::string known_names() {
   return list;
 }
 
+// Not settings but where the installation is: the module file and Spack set them (README
+// "Install with Spack"), so a job run after `module load commsched` carries them.
+constexpr std::array<std::string_view, 2> kInstallNames = {"COMMSCHED_ROOT", "COMMSCHED_PRELOAD"};
+
 void report_unknown_names(std::span<const std::string> environ_names, Reporter& r) {
   std::set<std::string, std::less<>> reported;
   for (const std::string& name : environ_names) {
     // Matched without case so that commsched_strategy is caught as a near miss too.
     if (!istarts_with(name, kPrefix)) continue;
+    if (std::find(kInstallNames.begin(), kInstallNames.end(), name) != kInstallNames.end())
+      continue;
     const bool known = std::any_of(kSpecs.begin(), kSpecs.end(), [&](const Spec& spec) {
       return name.size() == kPrefix.size() + spec.key.size() &&
              name.compare(0, kPrefix.size(), kPrefix) == 0 &&

@@ -7,7 +7,11 @@
 #      ahead of libmpi, and its run is intercepted (the report lists the pattern, optimised);
 #   3. pkg-config: examples/link_pkgconfig, the same;
 #   4. bin/commsched-run: --dry-run names the right library for an unlinked MPI program, a real
-#      run through it is intercepted, and a non-MPI program or a script is refused (exit 2).
+#      run through it is intercepted, and a non-MPI program or a script is refused (exit 2);
+#   5. the module file share/commsched/modulefiles/<pkg-config name>/<version>: it names this
+#      prefix, and where environment modules are installed (Debian environment-modules),
+#      `module load` sets COMMSCHED_ROOT, PATH and COMMSCHED_PRELOAD, with which a run
+#      preloaded by hand is intercepted.
 #
 #   install_test.sh --source SRC --build BUILD [--build BUILD2] [--keep]
 # Each build tree's flavour and launcher come from its CMakeCache.txt. Used by CTest (label
@@ -46,6 +50,8 @@ check() {  # check DESCRIPTION COMMAND...: runs it, prints ok/FAIL
   fi
 }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$2/CMakeCache.txt" | head -1; }
+# Environment modules' shell setup (Debian environment-modules; MODULES_INIT names another).
+modules_init="${MODULES_INIT:-/usr/share/modules/init/bash}"
 
 # Every run is checked against its own report: a pattern of the program, optimised by `color`.
 report_check() {  # report_check REPORT
@@ -136,6 +142,28 @@ for b in "${builds[@]}"; do
   check "$flavour: mpiexec ... commsched-run -- app is intercepted" \
     run_app "${launch[@]}" "$prefix/$bindir/commsched-run" -- "$tmp/exchange_plain_$flavour"
   cat "$tmp/check.out"
+
+  # The module file, read as text, then loaded where environment modules are installed.
+  version="$(cache CMAKE_PROJECT_VERSION "$b")"
+  modfile="$prefix/$datadir/commsched/modulefiles/$pc/$version"
+  check "$flavour: module file names the prefix and $lib" bash -c \
+    "grep -qx 'set root \"$prefix\"' '$modfile' &&
+     grep -q 'setenv COMMSCHED_PRELOAD \"\$root/$libdir/$lib\"' '$modfile'"
+  if [[ -f "$modules_init" ]]; then
+    loaded() (  # in a subshell: the environment `module load $pc` gives, then a run with it
+      source "$modules_init" && module use "$prefix/$datadir/commsched/modulefiles" &&
+        module load "$pc/$version" || return 1
+      echo "COMMSCHED_ROOT=$COMMSCHED_ROOT COMMSCHED_PRELOAD=$COMMSCHED_PRELOAD"
+      [[ "$COMMSCHED_ROOT" == "$prefix" && "$COMMSCHED_PRELOAD" == "$prefix/$libdir/$lib" &&
+         -f "$COMMSCHED_PRELOAD" && "$(command -v commsched-info)" == "$prefix/$bindir/commsched-info" ]] ||
+        return 1
+      run_app env LD_PRELOAD="$COMMSCHED_PRELOAD" "${launch[@]}" "$tmp/exchange_plain_$flavour"
+    )
+    check "$flavour: module load $pc, then LD_PRELOAD=\$COMMSCHED_PRELOAD is intercepted" loaded
+    cat "$tmp/check.out"
+  else
+    echo "install_test: skip $flavour: module load (environment modules not installed)"
+  fi
 done
 
 if [[ $fail -ne 0 ]]; then echo "install_test: FAILED" >&2; exit 1; fi

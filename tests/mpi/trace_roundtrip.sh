@@ -4,15 +4,18 @@
 # trace directory, then checks with commsched-analyze that
 #   - every rank wrote a whole trace file (no .part left), small despite many iterations,
 #   - the assembled pattern matrix equals the one the program generates,
-#   - every rank's calls add up to the iterations the program ran.
+#   - every rank's calls add up to the iterations the program ran;
+#   - with --otf2: commsched-analyze --otf2 writes an archive that otf2-print reads, whose
+#     regions, messages and bytes match the traces (otf2_check.py; give a direct strategy).
+#     Exits 77 (skipped) after the other checks when otf2-print is missing (Debian otf2-tools).
 #
 #   trace_roundtrip.sh --lib LIB --analyze ANALYZER --np N --iterations K --strategy ID \
-#       -- mpiexec -n N ... irregular_exchange
+#       [--otf2] -- mpiexec -n N ... irregular_exchange
 # (the program's own arguments are added here: --pattern neighbors --degree 2 --unit 256).
 set -u
 die() { echo "trace_roundtrip: $*" >&2; exit 2; }
 
-lib="" analyze="" np="" iterations=1000 strategy=color
+lib="" analyze="" np="" iterations=1000 strategy=color otf2=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --lib) lib="$2"; shift 2 ;;
@@ -20,6 +23,7 @@ while [[ $# -gt 0 ]]; do
     --np) np="$2"; shift 2 ;;
     --iterations) iterations="$2"; shift 2 ;;
     --strategy) strategy="$2"; shift 2 ;;
+    --otf2) otf2=1; shift ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
   esac
@@ -81,3 +85,10 @@ sys.exit(1 if problems else 0)
 EOF
 [[ $fail -eq 0 ]] || exit 1
 echo "trace_roundtrip: ok"
+[[ $otf2 -eq 1 ]] || exit 0
+command -v otf2-print >/dev/null || { echo "trace_roundtrip: otf2-print not installed: OTF2 skipped"; exit 77; }
+"$analyze" "$dir/trace" --otf2 "$dir/otf2" || { echo "trace_roundtrip: FAIL: --otf2" >&2; exit 1; }
+otf2-print "$dir/otf2/traces.otf2" >"$dir/otf2.txt" ||
+  { echo "trace_roundtrip: FAIL: otf2-print cannot read the archive" >&2; exit 1; }
+"${PYTHON:-python3}" "$(dirname "$0")/otf2_check.py" "$dir/out-matrix.csv" "$dir/out-calls.csv" \
+  "$dir/otf2.txt" "$np"

@@ -445,8 +445,10 @@ TEST(Settings, NearMissGetsASuggestion) {
 
 TEST(Settings, OtherVariablesAndDuplicateNamesAreQuiet) {
   std::vector<std::string> warnings;
+  // COMMSCHED_ROOT and COMMSCHED_PRELOAD: set by the module file, not settings.
   const std::vector<std::string> names{"PATH", "HOME", "COMMSCHEDULER", "MY_COMMSCHED_X",
-                                       "COMMSCHED_FOO", "COMMSCHED_FOO", "COMMSCHED_SEED"};
+                                       "COMMSCHED_FOO", "COMMSCHED_FOO", "COMMSCHED_SEED",
+                                       "COMMSCHED_ROOT", "COMMSCHED_PRELOAD"};
   parse([](std::string_view) -> std::optional<std::string> { return std::nullopt; }, names,
         warnings);
   ASSERT_EQ(warnings.size(), 1u);
