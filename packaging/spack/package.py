@@ -40,6 +40,7 @@ class Commsched(CMakePackage):
     depends_on("mpi")
     depends_on("boost@1.74:")  # header-only Boost.Container
     depends_on("toml11@3.7:3")  # machine files; find_package(toml11) in src/cost
+    depends_on("nlohmann-json@3.9:", type="build")  # header-only: the report and Chrome trace
     depends_on("otf2@3:", when="+otf2")
     depends_on("googletest", type="build", when="+tests")
     depends_on("python@3:", type="build", when="+tests")  # MPI tests read the JSON report

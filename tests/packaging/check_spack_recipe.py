@@ -6,7 +6,7 @@ The recipe is loaded with a small stand-in for Spack's package API (spack.packag
 directives record what they are given; CMakePackage.define and define_from_variant as Spack
 writes them), then:
   - it is valid Python and defines class Commsched, a CMakePackage;
-  - it depends on mpi, boost, toml11 and cmake, as CMakeLists.txt finds them;
+  - it depends on mpi, boost, toml11, nlohmann-json and cmake, as CMakeLists.txt finds them;
   - it has a version equal to project(VERSION) in CMakeLists.txt;
   - for every combination of its variants, every -D it passes is an option or cache variable
     of the project (or one CMake, CTest or FindMPI defines), and each variant changes the
@@ -151,7 +151,8 @@ knobs = options | {v for v in cache_vars if v.startswith("COMMSCHED_")}
 
 # Dependencies the project finds.
 for dep, found in (("mpi", r"find_package\(MPI\b"), ("boost", r"find_package\(Boost\b"),
-                   ("toml11", r"find_package\(toml11\b"), ("cmake", r"cmake_minimum_required")):
+                   ("toml11", r"find_package\(toml11\b"), ("cmake", r"cmake_minimum_required"),
+                   ("nlohmann-json", r"find_package\(nlohmann_json\b")):
     if re.search(found, cmake) and dep not in Recorded.depends:
         problems.append(f"the project needs {dep} ({found}) but the recipe does not depend on it")
 
