@@ -36,6 +36,12 @@ COMMSCHED_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], 
                        recvtype, comm);
 }
 
+COMMSCHED_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm) {
+  return ci::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
 COMMSCHED_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                MPI_Comm comm, MPI_Request* req) {

@@ -53,9 +53,6 @@
     (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
      MPI_Datatype rt, MPI_Comm m),                                                               \
     (sb, sc, st, rb, rc, rd, rt, m), 9)                                                          \
-  X(Alltoall, alltoall,                                                                                    \
-    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm m),    \
-    (sb, sc, st, rb, rc, rt, m), 8)                                                              \
   X(Alltoallw, alltoallw,                                                                                   \
     (const void* sb, const int* sc, const int* sd, const MPI_Datatype* st, void* rb,             \
      const int* rc, const int* rd, const MPI_Datatype* rt, MPI_Comm m),                          \

@@ -129,6 +129,14 @@ void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint*
                                MPI_Type_f2c(*recvtype), c));
 }
 
+void f_mpi_alltoall(const char*, void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                    void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm,
+                    MPI_Fint* ierr) {
+  set_ierr(ierr, ci::alltoall(fortran_buffer(sendbuf), *sendcount, MPI_Type_f2c(*sendtype),
+                              const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
+                              MPI_Type_f2c(*recvtype), MPI_Comm_f2c(*comm)));
+}
+
 }  // namespace
 
 #define COMMSCHED_F_EXPORT extern "C" __attribute__((visibility("default")))
@@ -163,6 +171,11 @@ COMMSCHED_F_EXPORT void MPI_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_
                                       MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,
                                       MPI_Fint* ierr) {
   f_mpi_alltoallv(nullptr, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb, MPI_Fint* rc,
+                                     MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* ierr) {
+  f_mpi_alltoall(nullptr, sb, sc, st, rb, rc, rt, comm, ierr);
 }
 
 // --- Isend/Irecv bursts ----------------------------------------------------------------------

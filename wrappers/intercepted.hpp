@@ -17,4 +17,8 @@
   X(MPI_Alltoallv, mpi_alltoallv,                                                              \
     (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
      MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr), \
-    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr))
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)) \
+  X(MPI_Alltoall, mpi_alltoall,                                                                \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr),                                      \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))

@@ -138,7 +138,9 @@ struct Global {
   // "Caching"), so MPI_Comm_free and MPI_Comm_disconnect both release it through the delete
   // callback and a reused handle never finds stale state. This map owns the states, keyed by
   // CommState::local_id, for the report.
-  int comm_keyval = MPI_KEYVAL_INVALID;
+  // One keyval per family of entry points (Family): MPI_Alltoall keeps its own patterns and
+  // trial, as its native call (MPI's regular all-to-all algorithms) is not MPI_Alltoallv's.
+  int comm_keyval[2] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID};
   std::uint64_t next_local_id = 0;
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
@@ -162,6 +164,38 @@ struct Global {
   bool wisdom_on = false;  // COMMSCHED_WISDOM: rank 0 read it, every rank holds the same
   learn::Wisdom wisdom;
 };
+
+// The families of entry points, each with its own per-communicator state (Global::comm_keyval).
+enum class Family { alltoallv = 0, alltoall = 1 };
+
+// One all-to-all call as the shared steps see it: the per-peer description every entry point
+// produces, and the native call it stands for, which runs whenever the library does not
+// substitute (MPI_Alltoall stays MPI_Alltoall then).
+struct Exchange {
+  const void* sendbuf;
+  const int* sendcounts;
+  const int* sdispls;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  const int* recvcounts;
+  const int* rdispls;
+  MPI_Datatype recvtype;
+  MPI_Comm comm;
+  Family family;
+  const char* name;  // for messages: "MPI_Alltoallv"
+  int (*native)(const Exchange&);
+  int sendcount = 0, recvcount = 0;  // MPI_Alltoall's own arguments, for its native call
+};
+
+int native_alltoallv(const Exchange& x) {
+  return PMPI_Alltoallv(x.sendbuf, x.sendcounts, x.sdispls, x.sendtype, x.recvbuf, x.recvcounts,
+                        x.rdispls, x.recvtype, x.comm);
+}
+
+int native_alltoall(const Exchange& x) {
+  return PMPI_Alltoall(x.sendbuf, x.sendcount, x.sendtype, x.recvbuf, x.recvcount, x.recvtype,
+                       x.comm);
+}
 
 // SIGUSR1 (COMMSCHED_TRACE_SIGNAL=1) only raises this flag; the next intercepted call flushes.
 volatile std::sig_atomic_t trace_flush_requested = 0;
@@ -403,10 +437,10 @@ void setup(int provided) {
     s.threads_native = true;  // still counted, and reported at MPI_Finalize
     core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
   }
-  if (s.active &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_state, &s.comm_keyval,
-                              nullptr) != MPI_SUCCESS)
-    s.comm_keyval = MPI_KEYVAL_INVALID;  // state_for then runs every communicator natively
+  for (int& keyval : s.comm_keyval)
+    if (s.active && PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_state, &keyval,
+                                            nullptr) != MPI_SUCCESS)
+      keyval = MPI_KEYVAL_INVALID;  // state_for then runs every communicator natively
   if (s.active && !s.cfg.trace_dir.empty()) open_trace(s);
   s.machine_hash = learn::text_hash(cost::to_toml(s.machine));
   if (s.active && !s.cfg.wisdom_path.empty()) load_wisdom(s);
@@ -505,12 +539,13 @@ int delete_comm_state(MPI_Comm, int, void* attribute, void*) {
 // First Alltoallv on `comm`: the state, attached as the communicator's attribute. Local only:
 // the private duplicate, the communicator's agreed id and its node layout wait for the first
 // learning (make_private), so a job whose calls never repeat, or a short one, never pays them.
-CommState* state_for(MPI_Comm comm) {
+CommState* state_for(MPI_Comm comm, Family family) {
   Global& s = g();
+  const int keyval = s.comm_keyval[static_cast<int>(family)];
   void* found = nullptr;
   int flag = 0;
-  if (s.comm_keyval != MPI_KEYVAL_INVALID &&
-      PMPI_Comm_get_attr(comm, s.comm_keyval, &found, &flag) == MPI_SUCCESS && flag && found)
+  if (keyval != MPI_KEYVAL_INVALID &&
+      PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS && flag && found)
     return static_cast<CommState*>(found);
   auto st = std::make_unique<CommState>(s.cfg.learn_calls);
   st->local_id = ++s.next_local_id;
@@ -519,7 +554,7 @@ CommState* state_for(MPI_Comm comm) {
   if (inter) {
     st->native_only = true;
     core::log_info_once("intercomm", "intercommunicators run natively (one notice only)");
-  } else if (s.comm_keyval == MPI_KEYVAL_INVALID) {
+  } else if (keyval == MPI_KEYVAL_INVALID) {
     st->native_only = true;
     core::log_warn_once("keyval", "cannot attach state to communicators; calls run natively");
   } else {
@@ -527,8 +562,7 @@ CommState* state_for(MPI_Comm comm) {
     PMPI_Comm_size(comm, &st->size);
   }
   CommState* raw = st.get();
-  if (s.comm_keyval != MPI_KEYVAL_INVALID &&
-      PMPI_Comm_set_attr(comm, s.comm_keyval, raw) != MPI_SUCCESS) {
+  if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_set_attr(comm, keyval, raw) != MPI_SUCCESS) {
     // Nowhere to keep it: this call runs natively with a state nobody finds again. Every rank
     // of the communicator fails alike (the same MPI), so all of them run natively.
     core::log_warn_once("set_attr", "cannot attach state to a communicator; it runs natively");
@@ -946,12 +980,9 @@ bool rejected_by_mpi(int n, bool in_place, const int* sendcounts, MPI_Datatype s
   return false;
 }
 
-int run_native(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
-               void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
-               MPI_Comm comm, double& seconds) {
+int run_native(const Exchange& x, double& seconds) {
   const double t0 = now();
-  const int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
+  const int rc = x.native(x);
   seconds = now() - t0;
   return rc;
 }
@@ -1057,17 +1088,27 @@ int finalize() {
   return PMPI_Finalize();
 }
 
-int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
-              void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
-              MPI_Comm comm) {
+namespace {
+
+// The shared steps of every entry point: describe, match a cached pattern, agree, learn and
+// plan, run, record.
+int exchange(const Exchange& x) {
+  const void* sendbuf = x.sendbuf;
+  const int* sendcounts = x.sendcounts;
+  const int* sdispls = x.sdispls;
+  MPI_Datatype sendtype = x.sendtype;
+  void* recvbuf = x.recvbuf;
+  const int* recvcounts = x.recvcounts;
+  const int* rdispls = x.rdispls;
+  MPI_Datatype recvtype = x.recvtype;
+  MPI_Comm comm = x.comm;
   ensure_setup();
   Global& s = g();
   if (!s.active || comm == MPI_COMM_NULL) {
     if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm);
+    return x.native(x);
   }
-  p2p_flush("Alltoallv");
+  p2p_flush(x.name + 4);  // without "MPI_"
   // MPI_Pcontrol(0) on this rank: every path below runs this call native; where the ranks
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();
@@ -1083,13 +1124,12 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     }
   } add_time{nullptr, budgeted ? now() : 0};
   try {
-    CommState* csp = state_for(comm);
+    CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     if (budgeted) add_time.cs = csp;
     if (cs.native_only || s.cfg.strategy == "native") {
       const double t0 = now();
-      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm, seconds);
+      const int rc = run_native(x, seconds);
       trace_call(cs, nullptr, "native", false, 0, t0, seconds);
       ++cs.unlearned_calls;
       return rc;
@@ -1102,8 +1142,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                                  p->running().native && (cs.calls + 1) % kNativeAgreeEvery != 0) {
       ++cs.calls;
       const double t0 = now();
-      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm, seconds);
+      const int rc = run_native(x, seconds);
       trace_call(cs, p, "native", false, 0, t0, seconds);
       ++p->record.calls;
       p->record.time_native_s += seconds;
@@ -1116,8 +1155,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                                  p->trial.native_calls_owed() > 0) {
       ++cs.calls;
       const double t0 = now();
-      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm, seconds);
+      const int rc = run_native(x, seconds);
       trace_call(cs, p, "native", false, 0, t0, seconds);
       p->trial.unmeasured_native_call();
       cs.timed_pattern = nullptr;
@@ -1129,8 +1167,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (rejected_by_mpi(cs.size, in_place, sendcounts, sendtype, recvcounts, recvtype)) {
       ++cs.unlearned_calls;
-      return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm);
+      return x.native(x);
     }
     Side send, recv;
     recv.base = static_cast<char*>(recvbuf);
@@ -1153,7 +1190,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
     if (device) {
       ++s.device_calls;
       core::log_info_once("device-memory",
-                          "MPI_Alltoallv on GPU memory runs natively (one notice only)");
+                          std::string(x.name) + " on GPU memory runs natively (one notice only)");
     }
     bool can_run = !paused && !device && describe_type(send) && describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
@@ -1182,8 +1219,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
         cs.streak_fastest_s = 0;
       }
       const double t0 = now();
-      const int rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm, seconds);
+      const int rc = run_native(x, seconds);
       trace_call(cs, nullptr, "native", false, 0, t0, seconds);
       note_streak_call(cs, seconds);
       return rc;
@@ -1377,8 +1413,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       double agreement = 0;  // native: this rank's agreement, most of which it will not pay
       if (c.native) {
         agreement = now() - t0;
-        rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm);
+        rc = x.native(x);
       } else if (c.drs) {
         rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
       } else {
@@ -1409,8 +1444,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       cs.timed_agreement = agreement;
       return rc;
     }
-    rc = run_native(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                    comm, seconds);
+    rc = run_native(x, seconds);
     const double dt = now() - t0;
     trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, dt);
     if (cs.learner.learning()) {
@@ -1425,10 +1459,56 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   } catch (...) {
     // Local steps that can throw (allocation) sit before the agreement or inside the planning
     // that the second agreement covers; reaching here means memory ran out elsewhere.
-    core::log_warn_once("exception", "internal error in MPI_Alltoallv; this call runs natively");
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm);
+    core::log_warn_once("exception", std::string("internal error in ") + x.name +
+                                          "; this call runs natively");
+    return x.native(x);
   }
+}
+
+}  // namespace
+
+int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+              void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+              MPI_Comm comm) {
+  return exchange({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm, Family::alltoallv, "MPI_Alltoallv", native_alltoallv});
+}
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  ensure_setup();
+  Global& s = g();
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  int inter = 0, n = 0;
+  // Straight to MPI: the library inactive, arguments MPI rejects (its error, untouched), an
+  // intercommunicator, or displacements past int.
+  if (!s.active || comm == MPI_COMM_NULL || recvcount < 0 || (!in_place && sendcount < 0) ||
+      recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL) ||
+      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
+      static_cast<long long>(n) * std::max(sendcount, recvcount) > INT_MAX) {
+    if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+    p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
+  // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
+  static std::vector<int> counts[4];
+  for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
+  const int sc = in_place ? recvcount : sendcount;
+  for (int j = 0; j < n; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    counts[0][k] = sc;
+    counts[1][k] = j * sc;
+    counts[2][k] = recvcount;
+    counts[3][k] = j * recvcount;
+  }
+  Exchange x{sendbuf,         counts[0].data(), counts[1].data(), sendtype,
+             recvbuf,         counts[2].data(), counts[3].data(), recvtype,
+             comm,            Family::alltoall, "MPI_Alltoall",   native_alltoall};
+  x.sendcount = sendcount;
+  x.recvcount = recvcount;
+  return exchange(x);
 }
 
 }  // namespace commsched::intercept

@@ -23,6 +23,10 @@ int finalize();
 int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
               void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
               MPI_Comm comm);
+/// MPI_Alltoall: the same steps as alltoallv, with its own patterns and trial; runs as
+/// PMPI_Alltoall whenever it is not substituted.
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 /// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
 void forget_comm(MPI_Comm comm);
 int comm_free(MPI_Comm* comm);

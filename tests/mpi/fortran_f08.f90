@@ -1,6 +1,7 @@
 ! Calls MPI_Alltoallv through the mpi_f08 bindings (so through the F08 entry point that
-! libcommsched must intercept) 8 times with one irregular integer pattern and checks every value
-! received against its arithmetic definition. Prints "fortran ok"; stops with code 1 otherwise.
+! libcommsched must intercept) 8 times with one irregular integer pattern, then MPI_Alltoall 8
+! times, and checks every value received against its arithmetic definition. Prints
+! "fortran ok"; stops with code 1 otherwise.
 program fortran_f08
   use mpi_f08
   implicit none
@@ -8,6 +9,8 @@ program fortran_f08
   integer, parameter :: iterations = 8
   integer :: ierr, rank, nprocs, it, j, k, nerr, total_err, ns, nr
   integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), sbuf(:), rbuf(:)
+  integer, allocatable :: abuf(:), bbuf(:)
+  integer, parameter :: block = 3
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -41,6 +44,28 @@ program fortran_f08
       do k = 1, rcounts(j + 1)
         if (rbuf(rdispls(j + 1) + k) /= payload(it, j, rank, k)) then
           if (nerr < 5) print '(a,i0,a,i0,a,i0,a,i0)', 'fortran_f08: rank ', rank, &
+              ' iteration ', it, ' from ', j, ' element ', k
+          nerr = nerr + 1
+        end if
+      end do
+    end do
+  end do
+
+  ! MPI_ALLTOALL through the same binding: blocks of `block` integers to and from every rank.
+  allocate(abuf(block * nprocs), bbuf(block * nprocs))
+  do it = 1, iterations
+    do j = 0, nprocs - 1
+      do k = 1, block
+        abuf(j * block + k) = payload(it, rank, j, k)
+      end do
+    end do
+    bbuf = -1
+    call MPI_ALLTOALL(abuf, block, MPI_INTEGER, bbuf, block, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    do j = 0, nprocs - 1
+      do k = 1, block
+        if (bbuf(j * block + k) /= payload(it, j, rank, k)) then
+          if (nerr < 5) print '(a,i0,a,i0,a,i0,a,i0)', 'fortran_f08: alltoall rank ', rank, &
               ' iteration ', it, ' from ', j, ' element ', k
           nerr = nerr + 1
         end if
