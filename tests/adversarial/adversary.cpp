@@ -465,6 +465,87 @@ void case_errh_custom(const Ctx& x, Digest& d) {
   MPI_Comm_free(&dup);
 }
 
+// --- MPI_Alltoall: the regular exchange through the same steps ---------------------------------
+
+/// One MPI_Alltoall of `count` elements of `st` per peer (received as `rcount` of `rt`), fresh
+/// send data; the receive buffer (canaries past its end) and the return code go into the digest.
+int alltoall_once(MPI_Comm comm, int count, const Type& st, int rcount, const Type& rt, int call,
+                  int salt, Digest& d, bool in_place = false) {
+  int me = 0, n = 1, inter = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    MPI_Comm_remote_size(comm, &n);
+  } else {
+    MPI_Comm_size(comm, &n);
+  }
+  const auto blocks = static_cast<std::size_t>(n);
+  const auto slen = static_cast<std::size_t>(st.origin + std::max(count, 0) * st.extent) * blocks + 16;
+  const auto rlen = static_cast<std::size_t>(rt.origin + std::max(rcount, 0) * rt.extent) * blocks + 16;
+  Bytes send = send_data(slen, call_key(me, call, salt));
+  Bytes recv(rlen, 0xEE);
+  if (in_place) recv = send_data(rlen, call_key(me, call, salt));
+  const int rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : send.data() + st.origin, count, st.type,
+                              recv.data() + rt.origin, rcount, rt.type, comm);
+  d.rc("alltoall", rc);
+  d.bytes(recv);
+  return rc;
+}
+
+void alltoall_loop(MPI_Comm comm, int count, int iters, int salt, Digest& d) {
+  const Type t = type_of(MPI_INT);
+  for (int i = 0; i < iters; ++i) alltoall_once(comm, count, t, count, t, i, salt, d);
+}
+
+void case_alltoall_basic(const Ctx& x, Digest& d) {
+  alltoall_loop(MPI_COMM_WORLD, 3, x.iters, 40, d);
+  alltoall_loop(MPI_COMM_WORLD, 0, x.iters, 41, d);  // zero counts: a pattern of its own
+}
+
+void case_alltoall_in_place(const Ctx& x, Digest& d) {
+  const Type t = type_of(MPI_DOUBLE);
+  for (int i = 0; i < x.iters; ++i) alltoall_once(MPI_COMM_WORLD, 0, t, 5, t, i, 42, d, true);
+}
+
+void case_alltoall_dt(const Ctx& x, Digest& d) {
+  // Every other int of a vector sent, received as contiguous ints; then a negative lower bound.
+  Type vec = committed(vector_type(2)), neg;
+  for (int i = 0; i < x.iters; ++i)
+    alltoall_once(MPI_COMM_WORLD, 3, vec, 6, type_of(MPI_INT), i, 43, d);
+  MPI_Datatype resized;
+  MPI_Type_create_resized(MPI_INT, -4, 8, &resized);
+  neg = committed(resized);
+  for (int i = 0; i < x.iters; ++i) alltoall_once(MPI_COMM_WORLD, 2, neg, 2, neg, i, 44, d);
+  release(vec);
+  release(neg);
+}
+
+void case_alltoall_comms(const Ctx& x, Digest& d) {
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, x.rank % 2, -x.rank, &half);
+  alltoall_loop(half, 7, x.iters, 45, d);
+  MPI_Comm_free(&half);
+  with_intercomm(x, [](int r) { return r == 0 ? 0 : 1; },
+                 [&](MPI_Comm inter, int) { alltoall_loop(inter, 2, x.iters, 46, d); });
+}
+
+void case_err_alltoall(const Ctx& x, Digest& d) {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  alltoall_loop(c, 4, x.iters, 47, d);  // learned, then invalid calls, then the pattern again
+  const Type t = type_of(MPI_INT);
+  Type null_type;
+  null_type.type = MPI_DATATYPE_NULL;
+  for (int b = 0; b < 5; ++b) {
+    alltoall_once(c, -1, t, 4, t, 90, 47, d);
+    alltoall_once(c, 4, t, -2, t, 91, 47, d);
+    alltoall_once(c, 4, null_type, 4, t, 92, 47, d);
+  }
+  alltoall_loop(c, 4, 3, 48, d);
+  MPI_Comm_free(&c);
+}
+
 // --- Class 1: datatypes freed while an operation is pending, handles reused -----------------
 
 /// A burst to every peer: receives of contiguous ints, sends of `make_type(iteration, peer)`
@@ -1058,6 +1139,11 @@ const std::map<std::string, void (*)(const Ctx&, Digest&)>& cases() {
       {"burst_issend", case_burst_issend},
       {"burst_then_blocking", case_burst_then_blocking},
       {"strategy_irregular", case_strategy_irregular},
+      {"alltoall_basic", case_alltoall_basic},
+      {"alltoall_in_place", case_alltoall_in_place},
+      {"alltoall_dt", case_alltoall_dt},
+      {"alltoall_comms", case_alltoall_comms},
+      {"err_alltoall", case_err_alltoall},
       {"threads_two_comms", case_threads_two_comms},
   };
   return table;
