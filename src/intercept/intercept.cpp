@@ -571,8 +571,10 @@ CommState* state_for(MPI_Comm comm, Family family) {
     return &orphan;
   }
   s.comms.emplace(raw->local_id, std::move(st));
-  // A trace names the communicator of every call, learned or not: set up at once.
-  if (s.tracer.is_open() && !raw->native_only) make_private(*raw, comm);
+  // A trace names the communicator of every call, learned or not: set up at once. Whether a
+  // trace was asked for is agreed (the settings digest); whether this rank could open its file
+  // is not, so that decides nothing collective.
+  if (!s.cfg.trace_dir.empty() && !raw->native_only) make_private(*raw, comm);
   return raw;
 }
 

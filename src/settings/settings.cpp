@@ -26,7 +26,7 @@ constexpr std::array kSpecs{
     Spec{"ENABLE", "bool", "1",
          "`0` turns commsched into a pure pass-through: every call goes straight to `PMPI_*`."},
     Spec{"STRATEGY", "choice", "auto",
-         "`native` (always `PMPI_Alltoallv`), `auto` (a documented rule picks per learned pattern; see the README), "
+         "`native` (always `PMPI_Alltoallv` and `PMPI_Alltoall`), `auto` (a documented rule picks per learned pattern; see the README), "
          "or one strategy id. An unknown name gives one warning and runs `native`."},
     Spec{"LEARN_CALLS", "int", "3",
          "Identical calls (same communicator and counts) before a pattern counts as learned and "
