@@ -1166,6 +1166,25 @@ int exchange(const Exchange& x) {
       p->record.trial_s += seconds;
       return rc;
     }
+    // auto's trial measures native next: native is right for any counts, so this call needs no
+    // agreement either. Its time travels with the next call's agreement, which that call makes
+    // anyway (it runs a candidate, or finds the counts changed), so a measured pair costs one
+    // agreement, not two. Every rank takes this path alike: the trial's state is agreed, and a
+    // pending measurement (timed_pattern) forces the next call through the agreement.
+    if (Pattern* p = cs.current; p && !cs.learner.learning() && !p->trial.decided() &&
+                                 p->running().native && !cs.timed_pattern) {
+      ++cs.calls;
+      const double t0 = now();
+      const int rc = run_native(x, seconds);
+      trace_call(cs, p, "native", false, 0, t0, seconds);
+      ++p->record.calls;
+      p->record.time_native_s += seconds;
+      p->record.trial_s += seconds;
+      cs.timed_pattern = p;
+      cs.timed_seconds = seconds;
+      cs.timed_agreement = 0;  // none to discount: the time is native's own
+      return rc;
+    }
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (rejected_by_mpi(cs.size, in_place, sendcounts, sendtype, recvcounts, recvtype)) {
       ++cs.unlearned_calls;
