@@ -1136,54 +1136,39 @@ int exchange(const Exchange& x) {
       ++cs.unlearned_calls;
       return rc;
     }
-    // The pattern in force runs native (auto's trial chose it, or nothing else could run): every
-    // rank knows that from agreed state, so all of them skip the per-call agreement together and
-    // agree only every kNativeAgreeEvery-th call, which notices new counts (native is right for
-    // any counts meanwhile). Otherwise choosing native would still cost an allreduce per call.
-    if (Pattern* p = cs.current; p && !cs.learner.learning() && p->trial.decided() &&
-                                 p->running().native && (cs.calls + 1) % kNativeAgreeEvery != 0) {
-      ++cs.calls;
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, p, "native", false, 0, t0, seconds);
-      ++p->record.calls;
-      p->record.time_native_s += seconds;
-      return rc;
-    }
-    // auto's trial is waiting for its budget to refill: native calls it does not measure, so
-    // no agreement (every rank knows this from the trial's agreed state). A measurement still
-    // pending from the previous call is dropped the same way on every rank.
-    if (Pattern* p = cs.current; p && !cs.learner.learning() && !p->trial.decided() &&
-                                 p->trial.native_calls_owed() > 0) {
-      ++cs.calls;
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, p, "native", false, 0, t0, seconds);
-      p->trial.unmeasured_native_call();
-      cs.timed_pattern = nullptr;
-      ++p->record.calls;
-      p->record.time_native_s += seconds;
-      p->record.trial_s += seconds;
-      return rc;
-    }
-    // auto's trial measures native next: native is right for any counts, so this call needs no
-    // agreement either. Its time travels with the next call's agreement, which that call makes
-    // anyway (it runs a candidate, or finds the counts changed), so a measured pair costs one
-    // agreement, not two. Every rank takes this path alike: the trial's state is agreed, and a
-    // pending measurement (timed_pattern) forces the next call through the agreement.
-    if (Pattern* p = cs.current; p && !cs.learner.learning() && !p->trial.decided() &&
-                                 p->running().native && !cs.timed_pattern) {
-      ++cs.calls;
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, p, "native", false, 0, t0, seconds);
-      ++p->record.calls;
-      p->record.time_native_s += seconds;
-      p->record.trial_s += seconds;
-      cs.timed_pattern = p;
-      cs.timed_seconds = seconds;
-      cs.timed_agreement = 0;  // none to discount: the time is native's own
-      return rc;
+    // Native calls that need no agreement, because native is right for any counts and every
+    // rank knows from agreed state that this call runs native:
+    // - the pattern in force runs native (auto's trial chose it, or nothing else could run): the
+    //   ranks agree only every kNativeAgreeEvery-th call, which notices new counts;
+    // - auto's trial waits for its budget to refill: native calls it does not measure (a
+    //   measurement still pending from the previous call is dropped, on every rank alike);
+    // - auto's trial measures native next: its time travels with the next call's agreement,
+    //   which that call makes anyway (it runs a candidate, or finds the counts changed), so a
+    //   measured pair costs one agreement, not two; the pending measurement (timed_pattern)
+    //   sends the next call through the agreement.
+    if (Pattern* p = cs.current; p && !cs.learner.learning()) {
+      const bool decided = p->trial.decided();
+      const bool pinned = decided && p->running().native && (cs.calls + 1) % kNativeAgreeEvery != 0;
+      const bool owed = !decided && p->trial.native_calls_owed() > 0;
+      const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
+      if (pinned || owed || measured) {
+        ++cs.calls;
+        const double t0 = now();
+        const int rc = run_native(x, seconds);
+        trace_call(cs, p, "native", false, 0, t0, seconds);
+        ++p->record.calls;
+        p->record.time_native_s += seconds;
+        if (!decided) p->record.trial_s += seconds;
+        if (owed) {
+          p->trial.unmeasured_native_call();
+          cs.timed_pattern = nullptr;
+        } else if (measured) {
+          cs.timed_pattern = p;
+          cs.timed_seconds = seconds;
+          cs.timed_agreement = 0;  // none to discount: the time is native's own
+        }
+        return rc;
+      }
     }
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (rejected_by_mpi(cs.size, in_place, sendcounts, sendtype, recvcounts, recvtype)) {
