@@ -48,6 +48,9 @@ namespace {
 // enough in MPI_Alltoallv for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
+// The collectives of a first learning: duplicate, id, node layout (three), the matrix (two), the
+// predictions and the set-up flags (three).
+constexpr double kLearnCollectives = 10;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
 constexpr std::uint64_t kMaxBudgetGap = 4096;
@@ -110,8 +113,9 @@ struct CommState {
   // this communicator and its last learning's and agreement's durations, sent with the next
   // agreement; their maxima over ranks, agreed.
   double time_local_s = 0, learn_local_s = 0, agree_local_s = 0;
-  double time_agreed_s = 0, learn_cost_s = kFirstLearnCost, agree_cost_s = 0;
+  double time_agreed_s = 0, learn_cost_s = 0, agree_cost_s = 0;  // learn_cost_s 0: unmeasured
   double probes_spent_s = 0;  // the agreed cost of this communicator's probes so far
+  double probes_charged_s = 0;  // the part of it charged to a pattern's trial already
   // The previous call's pattern and local time: its maximum over ranks arrives with this
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
@@ -835,11 +839,19 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
   return agreed;
 }
 
+// What a learning costs here: the last one's, agreed; before any, a guess from the agreement's
+// cost, as a learning is about kLearnCollectives collectives (where they take a millisecond, as
+// over TCP, it costs far more than kFirstLearnCost).
+double learn_cost(const CommState& cs) {
+  if (cs.learn_cost_s > 0) return cs.learn_cost_s;
+  return std::max(kFirstLearnCost, kLearnCollectives * cs.agree_cost_s);
+}
+
 // auto's learning budget: whether the communicator's time so far (agreed) pays for a learning
 // within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial(g().cfg)) return true;
-  return cs.time_agreed_s * g().cfg.trial_budget >= cs.learn_cost_s;
+  return cs.time_agreed_s * g().cfg.trial_budget >= learn_cost(cs);
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
@@ -852,7 +864,7 @@ std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
   const double budget = g().cfg.trial_budget;
   const double need =
-      deferred ? (cs.agree_cost_s + cs.learn_cost_s) / budget - cs.time_agreed_s
+      deferred ? (cs.agree_cost_s + learn_cost(cs)) / budget - cs.time_agreed_s
                : (cs.probes_spent_s + cs.agree_cost_s) / (budget * kProbeShare) -
                      cs.time_agreed_s;
   if (need <= 0) return 0;
@@ -1278,7 +1290,11 @@ int exchange(const Exchange& x) {
     if (rc == MPI_SUCCESS) {
       if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
       cs.time_agreed_s = agree_out[6];
-      if (agree_out[7] > 0) cs.learn_cost_s = agree_out[7];
+      if (agree_out[7] > 0) {
+        cs.learn_cost_s = agree_out[7];
+        // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
+        if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(agree_out[7]);
+      }
       if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
     }
     std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
@@ -1377,6 +1393,9 @@ int exchange(const Exchange& x) {
                         : nullptr;
         settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
                           cs.calls > 0 ? cs.calls - 1 : 0, known);
+        // The probes that found it, too (agreed): learning, probes and trial share one budget.
+        p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
+        cs.probes_charged_s = cs.probes_spent_s;
         if (s.tracer.is_open())
           p->trace_id = s.tracer.add_pattern(
               {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,

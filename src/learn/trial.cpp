@@ -96,12 +96,12 @@ void Trial::schedule_next() {
   }
   const double native = native_estimate();
   const double base = total_s_ + calls_before_ * std::max(0.0, native);
-  if (extra_s_ > share_ * base) {
+  const double spent = extra_s_ + spent_s_;
+  if (spent > share_ * base) {
     slot_ = Slot::native_alone;
     current_ = native_;
     // Native calls, each adding native's time to the base, until the budget covers the extra.
-    owed_ = native > 0 ? static_cast<std::uint64_t>(
-                             std::ceil((extra_s_ / share_ - base) / native))
+    owed_ = native > 0 ? static_cast<std::uint64_t>(std::ceil((spent / share_ - base) / native))
                        : 0;
     return;
   }

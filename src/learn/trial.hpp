@@ -72,6 +72,9 @@ class Trial {
   /// count in the budget's base at native's measured time each. A count, not local times, so
   /// every rank decides alike.
   void add_calls_before(std::uint64_t calls) { calls_before_ = static_cast<double>(calls); }
+  /// Time the job already paid for this pattern outside the trial's calls (its learning, the
+  /// probes that found it), agreed: it counts against the same budget as the trial's extra time.
+  void add_spent(double seconds) { spent_s_ += seconds > 0 ? seconds : 0; }
   /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
   void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
   /// The candidate this call runs.
@@ -127,6 +130,7 @@ class Trial {
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
   double share_ = kBudgetShare;
   double extra_s_ = 0;
+  double spent_s_ = 0;              // add_spent: learning and probes
   // After the decision.
   int since_decision_ = 0;
   std::size_t challenger_ = 0;

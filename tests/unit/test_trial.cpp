@@ -147,6 +147,18 @@ TEST(Trial, CallsBeforeTheTrialGrowTheBudget) {
   EXPECT_LE(r.calls, 10);
 }
 
+TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
+  // The same 1000 calls before, but the learning and probes already spent 20 s of the 2 % (of
+  // those 1000 s): the slow candidate's calls wait for native calls to earn that back first.
+  Trial t(cands({"native", "slow"}), 3, 0, 3);
+  t.add_calls_before(1000);
+  t.add_spent(20);
+  const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
+  EXPECT_EQ(winner(t), "native");
+  EXPECT_GE(r.runs.at("native"), 100);
+  EXPECT_LE(t.extra_seconds() + 20, Trial::kBudgetShare * (1000 + r.total_s) + 1.0);
+}
+
 TEST(Trial, RecheckRevertsAPlanThatGotSlower) {
   Trial t(cands({"color", "native"}), 3, 5, 1);
   std::map<std::string, double> cost{{"color", 1.0}, {"native", 2.0}};
