@@ -18,8 +18,9 @@
 ///   out, and so does one whose last checkpoint did not convince; when none is left, native
 ///   stays.
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
-///   less its pair's native time; the first calls less native's median; the agreement every
-///   measured native call pays only because it is measured) is at most kBudgetShare
+///   less its pair's native time; the first calls less native's median; any overhead a
+///   measured native call pays only because it is measured; the pattern's learning and probes,
+///   add_spent) is at most kBudgetShare
 ///   of the time the communicator's calls took so far (those before the trial at native's
 ///   time); otherwise native runs, unmeasured, as many calls as the budget needs to cover the
 ///   next pair (each counted at native's time). A faster candidate earns credit; a slow one waits.
