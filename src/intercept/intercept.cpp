@@ -11,7 +11,6 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -117,12 +116,6 @@ struct CommState {
   double time_agreed_s = 0, learn_cost_s = 0, agree_cost_s = 0;  // learn_cost_s 0: unmeasured
   double probes_spent_s = 0;  // the agreed cost of this communicator's probes so far
   double probes_charged_s = 0;  // the part of it charged to a pattern's trial already
-  // auto's probes while learning are split-phase (see alltoallv's probe): the agreement started
-  // at a probe call, completed at the start of the next call on this communicator.
-  MPI_Request probe_req = MPI_REQUEST_NULL;
-  double probe_in[9] = {}, probe_out[9] = {};
-  double probe_started_s = 0;  // what starting it cost this rank
-  bool probe_confirm = false;  // the last one found something: this call agrees, blocking
   // The previous call's pattern and local time: its maximum over ranks arrives with this
   // call's agreement and feeds the pattern's trial.
   Pattern* timed_pattern = nullptr;
@@ -534,9 +527,6 @@ void drop_state(CommState* cs) {
     retire(p->record);
   }
   s.retired_unlearned += cs->unlearned_calls + cs->streak_calls;
-  // A split-phase probe still running reads and writes this state: it completes first (every
-  // rank started it; MPI completes operations pending on a communicator being freed).
-  if (cs->probe_req != MPI_REQUEST_NULL) PMPI_Wait(&cs->probe_req, MPI_STATUS_IGNORE);
   if (cs->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&cs->dup);
   s.comms.erase(it);
 }
@@ -849,19 +839,6 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
   return agreed;
 }
 
-// The budget's inputs an agreement brought (every field a maximum over ranks): the slowest
-// rank's fastest streak call, the time so far, the last learning's and agreement's costs.
-void take_agreed(CommState& cs, const double (&out)[9]) {
-  if (out[5] > 0) cs.native_seen_s = out[5];
-  cs.time_agreed_s = out[6];
-  if (out[7] > 0) {
-    cs.learn_cost_s = out[7];
-    // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-    if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(out[7]);
-  }
-  if (out[8] > 0) cs.agree_cost_s = out[8];
-}
-
 // What a learning costs here: the last one's, agreed; before any, a guess from the agreement's
 // cost, as a learning is about kLearnCollectives collectives (where they take a millisecond, as
 // over TCP, it costs far more than kFirstLearnCost).
@@ -893,47 +870,6 @@ std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   if (need <= 0) return 0;
   return std::min<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(need / per_call)),
                                  kMaxBudgetGap);
-}
-
-// The cached pattern whose counts this rank's current ones are (cs.send_bytes, recv_bytes), or
-// -1: the hash skips the others, the exact comparison decides.
-int cached_match(const CommState& cs, std::uint64_t counts_hash) {
-  const std::size_t n = cs.send_bytes.size();
-  for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
-    const Pattern& p = *cs.patterns[i];
-    if (p.signature_hash == counts_hash && !p.usable.empty() && p.signature.size() == 2 * n &&
-        std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), p.signature.begin()) &&
-        std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(),
-                   p.signature.begin() + static_cast<std::ptrdiff_t>(n)))
-      return static_cast<int>(i);
-  }
-  return -1;
-}
-
-// Completes the split-phase probe started at the communicator's previous call (every rank
-// started it at that call, so it completes) and sets the next probe as a blocking one would
-// have: this very call, blocking, when every rank repeated its counts and the budget pays for
-// learning them, or every rank is on the same cached pattern (the blocking agreement then
-// confirms it at this call's counts); otherwise after the usual gap.
-void finish_probe(CommState& cs) {
-  if (cs.probe_req == MPI_REQUEST_NULL) return;
-  const double t0 = now();
-  const int rc = PMPI_Wait(&cs.probe_req, MPI_STATUS_IGNORE);
-  cs.probe_req = MPI_REQUEST_NULL;
-  cs.agree_local_s = cs.probe_started_s + (now() - t0);
-  if (rc != MPI_SUCCESS) return;  // nothing learned from it; the next probe comes as planned
-  take_agreed(cs, cs.probe_out);
-  cs.probes_spent_s += cs.agree_cost_s;
-  const auto agreed = static_cast<std::int64_t>(-cs.probe_out[0]);
-  const bool hit = cs.probe_out[2] >= 0 && cs.probe_out[2] == -cs.probe_out[3];
-  const bool repeated = agreed >= g().cfg.learn_calls && agreed < learn::Learner::kMatch;
-  if (hit || (repeated && learning_affordable(cs))) {
-    cs.probe_confirm = true;
-    cs.next_probe = cs.calls + 1;  // this call
-    return;
-  }
-  cs.probe_gap = std::min<std::uint64_t>(2 * cs.probe_gap, kMaxProbeGap);
-  cs.next_probe = cs.calls + std::max(cs.probe_gap, budget_gap(cs, repeated));
 }
 
 // A native call of the current learning streak: its count, time and fastest call.
@@ -1133,8 +1069,6 @@ void before_finalize() {
       s.threads_native = false;
       return;
     }
-    for (const auto& [id, cs] : s.comms)  // split-phase probes still running: every rank is here
-      if (cs->probe_req != MPI_REQUEST_NULL) PMPI_Wait(&cs->probe_req, MPI_STATUS_IGNORE);
     h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
     std::vector<PatternRecord> recs = s.retired;
     h.unlearned_calls = s.retired_unlearned;
@@ -1214,7 +1148,6 @@ int exchange(const Exchange& x) {
       ++cs.unlearned_calls;
       return rc;
     }
-    finish_probe(cs);  // the previous call's probe, if it was split-phase
     // Native calls that need no agreement, because native is right for any counts and every
     // rank knows from agreed state that this call runs native:
     // - the pattern in force runs native (auto's trial chose it, or nothing else could run): the
@@ -1309,37 +1242,17 @@ int exchange(const Exchange& x) {
       note_streak_call(cs, seconds);
       return rc;
     }
-    // Under auto, a probe while learning is split-phase: its agreement starts here, progresses
-    // during this call's native exchange and completes at the start of the communicator's next
-    // call (finish_probe), so a probe that finds nothing costs next to nothing. One that finds
-    // something makes that next call agree again, blocking, at its own counts (probe_confirm).
-    if (cs.learner.learning() && runs_trial(s.cfg) && !cs.probe_confirm) {
-      std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, false);
-      if (paused) vote = 0;
-      if (cs.learner.streak() == 1) {
-        cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
-        cs.streak_calls = 0;
-        cs.streak_seconds = 0;
-        cs.streak_fastest_s = 0;
+    int match = -1;
+    for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
+      const std::vector<Bytes>& sig = cs.patterns[i]->signature;
+      if (cs.patterns[i]->signature_hash == counts_hash && !cs.patterns[i]->usable.empty() &&
+          sig.size() == 2 * n &&
+          std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), sig.begin()) &&
+          std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(), sig.begin() + static_cast<std::ptrdiff_t>(n))) {
+        match = static_cast<int>(i);
+        break;
       }
-      const double match = paused ? -1 : cached_match(cs, counts_hash);
-      const double in[9] = {-static_cast<double>(vote), 0, match, -match, 0, cs.streak_fastest_s,
-                            cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
-      std::copy(std::begin(in), std::end(in), std::begin(cs.probe_in));
-      const double start_t0 = now();
-      if (PMPI_Iallreduce(cs.probe_in, cs.probe_out, 9, MPI_DOUBLE, MPI_MAX,
-                          cs.dup != MPI_COMM_NULL ? cs.dup : comm, &cs.probe_req) != MPI_SUCCESS)
-        cs.probe_req = MPI_REQUEST_NULL;
-      cs.probe_started_s = now() - start_t0;
-      cs.learn_local_s = 0;
-      cs.next_probe = std::numeric_limits<std::uint64_t>::max();  // finish_probe sets it
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, nullptr, "native", false, 0, t0, seconds);
-      note_streak_call(cs, seconds);
-      return rc;
     }
-    int match = cached_match(cs, counts_hash);
     if (can_run && match >= 0)
       can_run = prepare(cs, *cs.patterns[static_cast<std::size_t>(match)], in_place, send, recv);
     if (!can_run) match = -1;
@@ -1374,8 +1287,16 @@ int exchange(const Exchange& x) {
                             cs.dup != MPI_COMM_NULL ? cs.dup : comm);
     cs.agree_local_s = now() - agree_t0;
     cs.learn_local_s = 0;
-    cs.probe_confirm = false;
-    if (rc == MPI_SUCCESS) take_agreed(cs, agree_out);
+    if (rc == MPI_SUCCESS) {
+      if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
+      cs.time_agreed_s = agree_out[6];
+      if (agree_out[7] > 0) {
+        cs.learn_cost_s = agree_out[7];
+        // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
+        if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(agree_out[7]);
+      }
+      if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
+    }
     std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
     static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
     if (cs.timed_pattern && rc == MPI_SUCCESS) {
