@@ -8,7 +8,7 @@
 #   apps/demo.sh [--ranks N] [--pattern P] [--strategy S] [--iterations N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=8 pattern=random strategy=auto iterations=600 build="$here/build"
+ranks=8 pattern=random strategy=auto iterations=3000 build="$here/build"
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
