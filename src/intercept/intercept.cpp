@@ -1503,14 +1503,11 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   ensure_setup();
   Global& s = g();
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  int inter = 0, n = 0;
-  // Straight to MPI: the library inactive, arguments MPI rejects (its error, untouched), an
-  // intercommunicator, or displacements past int.
-  if (!s.active || comm == MPI_COMM_NULL || recvcount < 0 || (!in_place && sendcount < 0) ||
-      recvtype == MPI_DATATYPE_NULL || (!in_place && sendtype == MPI_DATATYPE_NULL) ||
-      PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
+  int n = 0;
+  // Counts need the communicator's size: without the library, a communicator or a size, or with
+  // displacements past int, MPI's call as it is. exchange() sends the rest MPI must see untouched
+  // (an intercommunicator, arguments MPI rejects) to PMPI_Alltoall itself.
+  if (!s.active || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
       static_cast<long long>(n) * std::max(sendcount, recvcount) > INT_MAX) {
     if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
     p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
@@ -1520,7 +1517,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
   static std::vector<int> counts[4];
   for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
-  const int sc = in_place ? recvcount : sendcount;
+  const int sc = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
   for (int j = 0; j < n; ++j) {
     const auto k = static_cast<std::size_t>(j);
     counts[0][k] = sc;
