@@ -28,6 +28,7 @@
 #include "cost/simulate.hpp"
 #include "exec/program.hpp"
 #include "intercept/drs.hpp"
+#include "intercept/exchange.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
 #include "intercept/pmpi_transport.hpp"
@@ -144,7 +145,8 @@ struct Global {
   // CommState::local_id, for the report.
   // One keyval per family of entry points (Family): MPI_Alltoall keeps its own patterns and
   // trial, as its native call (MPI's regular all-to-all algorithms) is not MPI_Alltoallv's.
-  int comm_keyval[2] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID};
+  int comm_keyval[kFamilies] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID,
+                               MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID};
   std::uint64_t next_local_id = 0;
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
@@ -169,36 +171,9 @@ struct Global {
   learn::Wisdom wisdom;
 };
 
-// The families of entry points, each with its own per-communicator state (Global::comm_keyval).
-enum class Family { alltoallv = 0, alltoall = 1 };
-
-// One all-to-all call as the shared steps see it: the per-peer description every entry point
-// produces, and the native call it stands for, which runs whenever the library does not
-// substitute (MPI_Alltoall stays MPI_Alltoall then).
-struct Exchange {
-  const void* sendbuf;
-  const int* sendcounts;
-  const int* sdispls;
-  MPI_Datatype sendtype;
-  void* recvbuf;
-  const int* recvcounts;
-  const int* rdispls;
-  MPI_Datatype recvtype;
-  MPI_Comm comm;
-  Family family;
-  const char* name;  // for messages: "MPI_Alltoallv"
-  int (*native)(const Exchange&);
-  int sendcount = 0, recvcount = 0;  // MPI_Alltoall's own arguments, for its native call
-};
-
 int native_alltoallv(const Exchange& x) {
   return PMPI_Alltoallv(x.sendbuf, x.sendcounts, x.sdispls, x.sendtype, x.recvbuf, x.recvcounts,
                         x.rdispls, x.recvtype, x.comm);
-}
-
-int native_alltoall(const Exchange& x) {
-  return PMPI_Alltoall(x.sendbuf, x.sendcount, x.sendtype, x.recvbuf, x.recvcount, x.recvtype,
-                       x.comm);
 }
 
 // SIGUSR1 (COMMSCHED_TRACE_SIGNAL=1) only raises this flag; the next intercepted call flushes.
@@ -1102,8 +1077,6 @@ int finalize() {
   return PMPI_Finalize();
 }
 
-namespace {
-
 // The shared steps of every entry point: describe, match a cached pattern, agree, learn and
 // plan, run, record.
 int exchange(const Exchange& x) {
@@ -1490,47 +1463,19 @@ int exchange(const Exchange& x) {
   }
 }
 
-}  // namespace
+bool pass_through() {
+  ensure_setup();
+  Global& s = g();
+  if (s.active) return false;
+  if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
 
 int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
               void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
               MPI_Comm comm) {
   return exchange({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                    comm, Family::alltoallv, "MPI_Alltoallv", native_alltoallv});
-}
-
-int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  ensure_setup();
-  Global& s = g();
-  int n = 0;
-  // Counts need the communicator's size: without the library, a communicator or a size, or with
-  // displacements past int, MPI's call as it is. exchange() sends the rest MPI must see untouched
-  // (an intercommunicator, arguments MPI rejects) to PMPI_Alltoall itself.
-  if (!s.active || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
-      static_cast<long long>(n) * std::max(sendcount, recvcount) > INT_MAX) {
-    if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
-    p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  }
-  // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
-  // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
-  static std::vector<int> counts[4];
-  for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
-  const int sc = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
-  for (int j = 0; j < n; ++j) {
-    const auto k = static_cast<std::size_t>(j);
-    counts[0][k] = sc;
-    counts[1][k] = j * sc;
-    counts[2][k] = recvcount;
-    counts[3][k] = j * recvcount;
-  }
-  Exchange x{sendbuf,         counts[0].data(), counts[1].data(), sendtype,
-             recvbuf,         counts[2].data(), counts[3].data(), recvtype,
-             comm,            Family::alltoall, "MPI_Alltoall",   native_alltoall};
-  x.sendcount = sendcount;
-  x.recvcount = recvcount;
-  return exchange(x);
 }
 
 }  // namespace commsched::intercept

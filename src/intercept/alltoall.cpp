@@ -1,0 +1,59 @@
+// MPI_Alltoall's adapter: the regular all-to-all as per-peer counts over the shared steps
+// (exchange.hpp). Its learned pattern is the communicator and the block size; it keeps its own
+// patterns and trial, and runs as PMPI_Alltoall whenever it is not substituted.
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "intercept/exchange.hpp"
+#include "intercept/intercept.hpp"
+#include "intercept/p2p.hpp"
+
+namespace commsched::intercept {
+namespace {
+
+struct AlltoallArgs {
+  int sendcount, recvcount;
+};
+
+int native_alltoall(const Exchange& x) {
+  const auto* a = static_cast<const AlltoallArgs*>(x.args);
+  return PMPI_Alltoall(x.sendbuf, a->sendcount, x.sendtype, x.recvbuf, a->recvcount, x.recvtype,
+                       x.comm);
+}
+
+}  // namespace
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  int n = 0;
+  // Counts need the communicator's size: without the library, a communicator or a size, or with
+  // displacements past int, MPI's call as it is. exchange() sends the rest MPI must see untouched
+  // (an intercommunicator, arguments MPI rejects) to PMPI_Alltoall itself.
+  if (pass_through()) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm);
+  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
+      static_cast<long long>(n) * std::max(sendcount, recvcount) > INT_MAX) {
+    p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
+  // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
+  static std::vector<int> counts[4];
+  for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
+  const int sc = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
+  for (int j = 0; j < n; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    counts[0][k] = sc;
+    counts[1][k] = j * sc;
+    counts[2][k] = recvcount;
+    counts[3][k] = j * recvcount;
+  }
+  const AlltoallArgs args{sendcount, recvcount};
+  Exchange x{sendbuf,         counts[0].data(), counts[1].data(), sendtype,
+             recvbuf,         counts[2].data(), counts[3].data(), recvtype,
+             comm,            Family::alltoall, "MPI_Alltoall",   native_alltoall, &args};
+  return exchange(x);
+}
+
+}  // namespace commsched::intercept

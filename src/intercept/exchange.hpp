@@ -1,0 +1,46 @@
+#pragma once
+/// The one pipeline behind every intercepted all-to-all. Each entry point (one file per family:
+/// alltoall.cpp, alltoallw.cpp, neighbor.cpp; MPI_Alltoallv itself in intercept.cpp) is a thin
+/// adapter that describes its call as an Exchange, per-peer counts and displacements over the
+/// communicator's ranks, and hands it to exchange(), which runs the shared steps: describe,
+/// match a cached pattern, agree, learn and plan, run, record.
+#include <mpi.h>
+
+namespace commsched::intercept {
+
+/// The families of entry points, each with its own per-communicator state (its own patterns
+/// and trial), as each has its own native call: MPI's regular all-to-all algorithms are not
+/// its Alltoallv's, nor its neighbourhood exchange's.
+enum class Family { alltoallv = 0, alltoall = 1, alltoallw = 2, neighbor_alltoallv = 3,
+                    neighbor_alltoall = 4 };
+inline constexpr int kFamilies = 5;
+
+/// One all-to-all call as the shared steps see it: the per-peer description every entry point
+/// produces (counts and displacements in elements of one type per side, indexed by rank of
+/// `comm`), and the native call it stands for, which runs whenever the library does not
+/// substitute (MPI_Alltoall stays MPI_Alltoall then).
+struct Exchange {
+  const void* sendbuf;
+  const int* sendcounts;
+  const int* sdispls;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  const int* recvcounts;
+  const int* rdispls;
+  MPI_Datatype recvtype;
+  MPI_Comm comm;
+  Family family;
+  const char* name;  ///< for messages: "MPI_Alltoallv"
+  int (*native)(const Exchange&);
+  /// The entry point's own arguments, for its native call.
+  const void* args = nullptr;
+};
+
+/// Runs `x` through the shared steps; returns what MPI's own call would. Never throws.
+int exchange(const Exchange& x);
+
+/// Whether the library intercepts at all (MPI initialised, not disabled); when not, an adapter
+/// calls its native function directly. Counts such a call when threads keep the library native.
+bool pass_through();
+
+}  // namespace commsched::intercept
