@@ -42,6 +42,29 @@ COMMSCHED_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Dataty
   return ci::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+COMMSCHED_EXPORT int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                   const MPI_Datatype sendtypes[], void* recvbuf,
+                                   const int recvcounts[], const int rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return ci::alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                       recvtypes, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                            const int sdispls[], MPI_Datatype sendtype,
+                                            void* recvbuf, const int recvcounts[],
+                                            const int rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm) {
+  return ci::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm) {
+  return ci::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
 COMMSCHED_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                MPI_Comm comm, MPI_Request* req) {

@@ -53,10 +53,6 @@
     (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
      MPI_Datatype rt, MPI_Comm m),                                                               \
     (sb, sc, st, rb, rc, rd, rt, m), 9)                                                          \
-  X(Alltoallw, alltoallw,                                                                                   \
-    (const void* sb, const int* sc, const int* sd, const MPI_Datatype* st, void* rb,             \
-     const int* rc, const int* rd, const MPI_Datatype* rt, MPI_Comm m),                          \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 10)                                                     \
   X(Reduce_scatter, reduce_scatter,                                                                              \
     (const void* s, void* r, const int* c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                \
     (s, r, c, t, o, m), 7)                                                                       \

@@ -108,21 +108,36 @@ void f_mpi_comm_disconnect(const char* pmpi, MPI_Fint* comm, MPI_Fint* ierr) {
   f_comm_release(pmpi, PMPI_Comm_disconnect, comm, ierr);
 }
 
-void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                     MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
-                     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  // The count arrays have one entry per rank of the group data goes to and comes from: the
-  // remote group on an intercommunicator.
+// MPI_Fint arrays as int arrays (MPI_Fint is int on the supported builds; copied anyway so any
+// Fortran INTEGER kind works).
+std::vector<int> ints(const MPI_Fint* a, int n) {
+  return a ? std::vector<int>(a, a + n) : std::vector<int>(static_cast<std::size_t>(n));
+}
+std::vector<MPI_Datatype> types(const MPI_Fint* a, int n) {
+  std::vector<MPI_Datatype> t(static_cast<std::size_t>(n), MPI_DATATYPE_NULL);
+  for (int j = 0; a && j < n; ++j) t[static_cast<std::size_t>(j)] = MPI_Type_f2c(a[j]);
+  return t;
+}
+
+// The entries of an all-to-all's per-peer arrays: one per rank of the group data goes to and
+// comes from, the remote group on an intercommunicator.
+int peers(MPI_Comm c) {
   int size = 0, inter = 0;
   if (c != MPI_COMM_NULL && PMPI_Comm_test_inter(c, &inter) == MPI_SUCCESS && inter) {
     PMPI_Comm_remote_size(c, &size);
   } else if (c != MPI_COMM_NULL) {
     PMPI_Comm_size(c, &size);
   }
-  // MPI_Fint is int on the supported builds; copy anyway so any Fortran INTEGER kind works.
-  std::vector<int> sc(sendcounts, sendcounts + size), sd(sdispls, sdispls + size);
-  std::vector<int> rcv(recvcounts, recvcounts + size), rd(rdispls, rdispls + size);
+  return size;
+}
+
+void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                     MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
+                     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const int size = peers(c);
+  const std::vector<int> sc = ints(sendcounts, size), sd = ints(sdispls, size);
+  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
   const void* sb = fortran_buffer(sendbuf);
   set_ierr(ierr, ci::alltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
                                const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(), rd.data(),
@@ -135,6 +150,48 @@ void f_mpi_alltoall(const char*, void* sendbuf, MPI_Fint* sendcount, MPI_Fint* s
   set_ierr(ierr, ci::alltoall(fortran_buffer(sendbuf), *sendcount, MPI_Type_f2c(*sendtype),
                               const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
                               MPI_Type_f2c(*recvtype), MPI_Comm_f2c(*comm)));
+}
+
+void f_mpi_alltoallw(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                     MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
+                     MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const int size = peers(c);
+  const void* sb = fortran_buffer(sendbuf);
+  // In place, the send arguments are ignored (and may be anything).
+  const int ns = sb == MPI_IN_PLACE ? 0 : size;
+  const std::vector<int> sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
+  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  const std::vector<MPI_Datatype> st = types(sendtypes, ns), rt = types(recvtypes, size);
+  set_ierr(ierr, ci::alltoallw(sb, sb == MPI_IN_PLACE ? nullptr : sc.data(),
+                               sb == MPI_IN_PLACE ? nullptr : sd.data(),
+                               sb == MPI_IN_PLACE ? nullptr : st.data(),
+                               const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(), rd.data(),
+                               rt.data(), c));
+}
+
+void f_mpi_neighbor_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                              MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                              MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
+                              MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  int sources = 0, destinations = 0;
+  ci::neighbor_degrees(c, &sources, &destinations);  // none: MPI rejects the call
+  const std::vector<int> sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
+  const std::vector<int> rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
+  set_ierr(ierr, ci::neighbor_alltoallv(fortran_buffer(sendbuf), sc.data(), sd.data(),
+                                        MPI_Type_f2c(*sendtype),
+                                        const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                        rd.data(), MPI_Type_f2c(*recvtype), c));
+}
+
+void f_mpi_neighbor_alltoall(const char*, void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                             void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+                             MPI_Fint* comm, MPI_Fint* ierr) {
+  set_ierr(ierr, ci::neighbor_alltoall(fortran_buffer(sendbuf), *sendcount,
+                                       MPI_Type_f2c(*sendtype),
+                                       const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
+                                       MPI_Type_f2c(*recvtype), MPI_Comm_f2c(*comm)));
 }
 
 }  // namespace
@@ -176,6 +233,24 @@ COMMSCHED_F_EXPORT void MPI_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_
 COMMSCHED_F_EXPORT void MPI_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb, MPI_Fint* rc,
                                      MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* ierr) {
   f_mpi_alltoall(nullptr, sb, sc, st, rb, rc, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_ALLTOALLW(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb,
+                                      MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,
+                                      MPI_Fint* ierr) {
+  f_mpi_alltoallw(nullptr, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_NEIGHBOR_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st,
+                                               void* rb, MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt,
+                                               MPI_Fint* comm, MPI_Fint* ierr) {
+  f_mpi_neighbor_alltoallv(nullptr, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_NEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb,
+                                              MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
+                                              MPI_Fint* ierr) {
+  f_mpi_neighbor_alltoall(nullptr, sb, sc, st, rb, rc, rt, comm, ierr);
 }
 
 // --- Isend/Irecv bursts ----------------------------------------------------------------------

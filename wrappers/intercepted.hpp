@@ -21,4 +21,16 @@
   X(MPI_Alltoall, mpi_alltoall,                                                                \
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr),                                      \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)) \
+  X(MPI_Alltoallw, mpi_alltoallw,                                                              \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierr), \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)) \
+  X(MPI_Neighbor_alltoallv, mpi_neighbor_alltoallv,                                            \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr), \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)) \
+  X(MPI_Neighbor_alltoall, mpi_neighbor_alltoall,                                              \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr),                                      \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))

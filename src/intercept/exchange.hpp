@@ -34,6 +34,11 @@ struct Exchange {
   int (*native)(const Exchange&);
   /// The entry point's own arguments, for its native call.
   const void* args = nullptr;
+  /// False when this rank's call has no such description (per-peer datatypes that differ, a
+  /// neighbour listed twice): the counts then only name the pattern, and this rank votes that
+  /// it cannot run a schedule, so every rank runs the call natively. A rank never leaves the
+  /// shared steps on its own: the others would wait in the agreement.
+  bool describable = true;
 };
 
 /// Runs `x` through the shared steps; returns what MPI's own call would. Never throws.

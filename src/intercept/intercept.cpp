@@ -1183,7 +1183,8 @@ int exchange(const Exchange& x) {
       core::log_info_once("device-memory",
                           std::string(x.name) + " on GPU memory runs natively (one notice only)");
     }
-    bool can_run = !paused && !device && describe_type(send) && describe_type(recv);
+    bool can_run = x.describable && !paused && !device && describe_type(send) &&
+                   describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
     cs.recv_bytes.resize(n);

@@ -27,6 +27,21 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
 /// PMPI_Alltoall whenever it is not substituted.
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/// MPI_Alltoallw: substituted when each side's non-empty blocks share one datatype at
+/// displacements that are whole multiples of its extent; otherwise PMPI_Alltoallw.
+int alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+              const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+              const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm);
+/// MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall on a communicator with a topology
+/// (distributed graph, graph, Cartesian).
+int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                       MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                       const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/// The lengths of `comm`'s source and destination lists (the neighbourhood calls' arrays);
+/// false without a topology.
+bool neighbor_degrees(MPI_Comm comm, int* sources, int* destinations);
 /// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
 void forget_comm(MPI_Comm comm);
 int comm_free(MPI_Comm* comm);

@@ -1,0 +1,185 @@
+// The neighbourhood all-to-alls' adapters (MPI_Neighbor_alltoallv, MPI_Neighbor_alltoall) on
+// distributed-graph, graph and Cartesian communicators: the many-to-many personalised exchange
+// of paper 004 §3. Block i goes to the i-th destination and comes from the i-th source of the
+// communicator's topology; placed at those ranks' positions (zero for everyone else) it is an
+// MPI_Alltoallv over the communicator, learned and substituted by the shared steps with its own
+// patterns and trial, and run as MPI's own neighbourhood call whenever it is not substituted.
+// A rank that lists a neighbour twice (a multigraph, or a periodic Cartesian dimension of one or
+// two ranks) has no such description: it votes that it cannot run, and every rank runs natively.
+#include <algorithm>
+#include <vector>
+
+#include "intercept/exchange.hpp"
+#include "intercept/intercept.hpp"
+
+namespace commsched::intercept {
+namespace {
+
+// A communicator's neighbour lists, cached on it as an attribute (its topology never changes).
+struct Neighbours {
+  std::vector<int> sources, destinations;  // MPI_PROC_NULL where a Cartesian shift falls off
+  bool distinct = true;                    // no rank twice in either list
+};
+
+int delete_neighbours(MPI_Comm, int, void* attribute, void*) {
+  delete static_cast<Neighbours*>(attribute);
+  return MPI_SUCCESS;
+}
+
+bool distinct(std::vector<int> ranks) {
+  ranks.erase(std::remove(ranks.begin(), ranks.end(), MPI_PROC_NULL), ranks.end());
+  std::sort(ranks.begin(), ranks.end());
+  return std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end();
+}
+
+// Local only: the topology's own queries.
+bool query(MPI_Comm comm, Neighbours& nb) {
+  int kind = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return false;
+  if (kind == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    if (PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted) != MPI_SUCCESS) return false;
+    nb.sources.resize(static_cast<std::size_t>(in));
+    nb.destinations.resize(static_cast<std::size_t>(out));
+    std::vector<int> wi(static_cast<std::size_t>(in) + 1), wo(static_cast<std::size_t>(out) + 1);
+    if (PMPI_Dist_graph_neighbors(comm, in, nb.sources.data(), wi.data(), out,
+                                  nb.destinations.data(), wo.data()) != MPI_SUCCESS)
+      return false;
+  } else if (kind == MPI_GRAPH) {
+    int rank = 0, count = 0;
+    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        PMPI_Graph_neighbors_count(comm, rank, &count) != MPI_SUCCESS)
+      return false;
+    nb.sources.resize(static_cast<std::size_t>(count));
+    if (PMPI_Graph_neighbors(comm, rank, count, nb.sources.data()) != MPI_SUCCESS) return false;
+    nb.destinations = nb.sources;
+  } else if (kind == MPI_CART) {
+    int dims = 0;
+    if (PMPI_Cartdim_get(comm, &dims) != MPI_SUCCESS) return false;
+    for (int d = 0; d < dims; ++d) {  // per dimension: the rank at -1, then the one at +1
+      int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+      if (PMPI_Cart_shift(comm, d, 1, &below, &above) != MPI_SUCCESS) return false;
+      nb.sources.push_back(below);
+      nb.sources.push_back(above);
+    }
+    nb.destinations = nb.sources;
+  } else {
+    return false;  // no topology: MPI itself rejects the call
+  }
+  nb.distinct = distinct(nb.sources) && distinct(nb.destinations);
+  return true;
+}
+
+// The cached lists of `comm`; nullptr when it has no topology or cannot be queried.
+const Neighbours* neighbours(MPI_Comm comm) {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_neighbours, &k, nullptr) !=
+        MPI_SUCCESS)
+      k = MPI_KEYVAL_INVALID;
+    return k;
+  }();
+  void* found = nullptr;
+  int flag = 0;
+  if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS &&
+      flag && found)
+    return static_cast<const Neighbours*>(found);
+  auto* nb = new Neighbours;
+  if (!query(comm, *nb) || keyval == MPI_KEYVAL_INVALID ||
+      PMPI_Comm_set_attr(comm, keyval, nb) != MPI_SUCCESS) {
+    delete nb;
+    return nullptr;
+  }
+  return nb;
+}
+
+struct NeighborArgs {
+  const int* sendcounts;  // MPI_Neighbor_alltoallv's arrays; nullptr for MPI_Neighbor_alltoall
+  const int* sdispls;
+  const int* recvcounts;
+  const int* rdispls;
+  int sendcount, recvcount;  // MPI_Neighbor_alltoall's
+};
+
+int native_neighbor_alltoallv(const Exchange& x) {
+  const auto* a = static_cast<const NeighborArgs*>(x.args);
+  return PMPI_Neighbor_alltoallv(x.sendbuf, a->sendcounts, a->sdispls, x.sendtype, x.recvbuf,
+                                 a->recvcounts, a->rdispls, x.recvtype, x.comm);
+}
+
+int native_neighbor_alltoall(const Exchange& x) {
+  const auto* a = static_cast<const NeighborArgs*>(x.args);
+  return PMPI_Neighbor_alltoall(x.sendbuf, a->sendcount, x.sendtype, x.recvbuf, a->recvcount,
+                                x.recvtype, x.comm);
+}
+
+// Spreads one side's per-neighbour blocks over the communicator's ranks. `counts` and
+// `displs` nullptr: the regular form, `count` elements per neighbour, one after another.
+void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
+            std::vector<int>& out_counts, std::vector<int>& out_displs) {
+  std::fill(out_counts.begin(), out_counts.end(), 0);
+  std::fill(out_displs.begin(), out_displs.end(), 0);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == MPI_PROC_NULL) continue;
+    const auto k = static_cast<std::size_t>(ranks[i]);
+    out_counts[k] = counts ? counts[i] : count;
+    out_displs[k] = displs ? displs[i] : static_cast<int>(i) * count;
+  }
+}
+
+int neighbor_exchange(bool vector_form, const void* sendbuf, const int* sendcounts,
+                      const int* sdispls, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int* recvcounts, const int* rdispls, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+  const NeighborArgs args{sendcounts, sdispls, recvcounts, rdispls, sendcount, recvcount};
+  Exchange x{sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype, comm,
+             vector_form ? Family::neighbor_alltoallv : Family::neighbor_alltoall,
+             vector_form ? "MPI_Neighbor_alltoallv" : "MPI_Neighbor_alltoall",
+             vector_form ? native_neighbor_alltoallv : native_neighbor_alltoall, &args};
+  int n = 0;
+  const Neighbours* nb = nullptr;
+  // Without a topology MPI rejects the call on every rank alike; MPI_IN_PLACE is not allowed
+  // here either.
+  if (pass_through() || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE ||
+      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !(nb = neighbours(comm)))
+    return x.native(x);
+  thread_local std::vector<int> v[4];
+  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
+  if (nb->distinct && (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
+    spread(nb->destinations, sendcounts, sdispls, sendcount, v[0], v[1]);
+    spread(nb->sources, recvcounts, rdispls, recvcount, v[2], v[3]);
+  } else {
+    x.describable = false;  // the counts stay zero: they only name the pattern
+    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
+  }
+  x.sendcounts = v[0].data();
+  x.sdispls = v[1].data();
+  x.recvcounts = v[2].data();
+  x.rdispls = v[3].data();
+  return exchange(x);
+}
+
+}  // namespace
+
+int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                       MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                       const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm) {
+  return neighbor_exchange(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts,
+                           rdispls, 0, recvtype, comm);
+}
+
+int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return neighbor_exchange(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, nullptr,
+                           nullptr, recvcount, recvtype, comm);
+}
+
+bool neighbor_degrees(MPI_Comm comm, int* sources, int* destinations) {
+  const Neighbours* nb = comm == MPI_COMM_NULL ? nullptr : neighbours(comm);
+  if (!nb) return false;
+  *sources = static_cast<int>(nb->sources.size());
+  *destinations = static_cast<int>(nb->destinations.size());
+  return true;
+}
+
+}  // namespace commsched::intercept
