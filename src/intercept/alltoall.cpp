@@ -27,22 +27,23 @@ int native_alltoall(const Exchange& x) {
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   int n = 0;
-  // Counts need the communicator's size: without the library, a communicator or a size, or with
-  // displacements past int, MPI's call as it is. exchange() sends the rest MPI must see untouched
-  // (an intercommunicator, arguments MPI rejects) to PMPI_Alltoall itself.
+  // Counts need the communicator's size: without the library, a communicator or a size, MPI's
+  // call as it is (alike on every rank). exchange() sends the rest MPI must see untouched (an
+  // intercommunicator, arguments MPI rejects) to PMPI_Alltoall itself.
   if (pass_through()) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, comm);
-  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS ||
-      static_cast<long long>(n) * std::max(sendcount, recvcount) > INT_MAX) {
+  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) {
     p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
   // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
-  // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
-  static std::vector<int> counts[4];
-  for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
+  // Displacements past int (this rank's alone, as counts may differ between ranks with the
+  // datatypes) have no such description: the call votes native.
+  const bool describable = static_cast<long long>(n) * std::max(sendcount, recvcount) <= INT_MAX;
+  thread_local std::vector<int> counts[4];
+  for (std::vector<int>& v : counts) v.assign(static_cast<std::size_t>(n), 0);
   const int sc = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
-  for (int j = 0; j < n; ++j) {
+  for (int j = 0; describable && j < n; ++j) {
     const auto k = static_cast<std::size_t>(j);
     counts[0][k] = sc;
     counts[1][k] = j * sc;
@@ -53,6 +54,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   Exchange x{sendbuf,         counts[0].data(), counts[1].data(), sendtype,
              recvbuf,         counts[2].data(), counts[3].data(), recvtype,
              comm,            Family::alltoall, "MPI_Alltoall",   native_alltoall, &args};
+  x.describable = describable;
   return exchange(x);
 }
 
