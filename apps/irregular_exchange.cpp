@@ -341,6 +341,7 @@ struct Options {
   std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
   int matrix_only = 0;     // --matrix-only N: write an N-rank job's matrix, no exchange
   bool help = false;
+  enum class Call { alltoallv, alltoall, neighbor } call = Call::alltoallv;
 };
 
 const char* const kUsage =
@@ -349,7 +350,7 @@ const char* const kUsage =
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
     "                          [--warmup W] [--change-every K] [--cycle C] [--nonuniformity L]\n"
     "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"
-    "                          [--matrix-only N] [--help]\n"
+    "                          [--matrix-only N] [--call alltoallv|alltoall|neighbor] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
     "  --pattern       communication pattern (default uniform)\n"
     "  --degree        messages per rank, about (default 4, clamped to the rank count)\n"
@@ -370,6 +371,10 @@ const char* const kUsage =
     "  --matrix-only N with --matrix-out: rank 0 writes the matrix an N-rank job would\n"
     "                  exchange and the program exits without communicating (for\n"
     "                  commsched-analyze --matrix at any size)\n"
+    "  --call          alltoallv (default); alltoall: MPI_Alltoall of --unit bytes with every\n"
+    "                  rank (the pattern options are ignored); neighbor: the pattern as\n"
+    "                  MPI_Neighbor_alltoallv on a distributed graph of its non-zero messages\n"
+    "                  (a new graph whenever the pattern changes)\n"
     "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing),\n"
     "alltoallv_total_s (the per-call times summed over every call, warm-up included),\n"
     "time_per_iteration_s (median over the timed iterations of the per-call time above) and\n"
@@ -427,6 +432,12 @@ std::string parse_args(int argc, char** argv, Options& o) {
       else return "--clock needs wtime or monotonic";
     } else if (flag == "--matrix-out") {
       o.matrix_out = value;
+    } else if (flag == "--call") {
+      const std::string_view c = value;
+      if (c == "alltoallv") o.call = Options::Call::alltoallv;
+      else if (c == "alltoall") o.call = Options::Call::alltoall;
+      else if (c == "neighbor") o.call = Options::Call::neighbor;
+      else return "--call needs alltoallv, alltoall or neighbor";
     } else if (flag == "--matrix-only") {
       if (!(v = need(1, 1 << 20))) return "--matrix-only needs a rank count >= 1";
       o.matrix_only = static_cast<int>(*v);
@@ -465,6 +476,47 @@ bool build_exchange(const Pattern& pattern, int n, int rank, Exchange& x) {
     x.recv_total += col[j];
   }
   return true;
+}
+
+/// --call alltoall: `unit` bytes to and from every rank, blocks in rank order.
+void uniform_blocks(int n, std::int64_t unit, Exchange& x) {
+  const int u = static_cast<int>(std::min<std::int64_t>(unit, INT_MAX / std::max(n, 1)));
+  for (int j = 0; j < n; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    x.sendcounts[k] = x.recvcounts[k] = u;
+    x.sdispls[k] = x.rdispls[k] = j * u;
+  }
+  x.send_total = x.recv_total = static_cast<std::int64_t>(n) * u;
+}
+
+/// --call neighbor: the exchange's non-zero messages as a distributed graph, with its counts
+/// and displacements listed per neighbour.
+struct Graph {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
+};
+
+void make_graph(int n, const Exchange& x, Graph& g) {
+  if (g.comm != MPI_COMM_NULL) MPI_Comm_free(&g.comm);
+  g = Graph{};
+  std::vector<int> sources, destinations;
+  for (int j = 0; j < n; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    if (x.sendcounts[k] > 0) {
+      destinations.push_back(j);
+      g.sendcounts.push_back(x.sendcounts[k]);
+      g.sdispls.push_back(x.sdispls[k]);
+    }
+    if (x.recvcounts[k] > 0) {
+      sources.push_back(j);
+      g.recvcounts.push_back(x.recvcounts[k]);
+      g.rdispls.push_back(x.rdispls[k]);
+    }
+  }
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(sources.size()),
+                                 sources.data(), MPI_UNWEIGHTED,
+                                 static_cast<int>(destinations.size()), destinations.data(),
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g.comm);
 }
 
 /// Rank 0 writes 'n N', then every non-zero of the matrix as 'src dst bytes' (collective; rows
@@ -555,6 +607,7 @@ int run(int argc, char** argv) {
   std::uint64_t local_hash = kFnvOffset;
 
   Exchange x;
+  Graph graph;  // --call neighbor
   std::vector<std::uint8_t> sendbuf, recvbuf;
   std::int64_t epoch = -1;
   for (int it = 0; it < total_iterations; ++it) {
@@ -572,6 +625,8 @@ int run(int argc, char** argv) {
                        "or --degree\n");
         return 2;
       }
+      if (o.call == Options::Call::alltoall) uniform_blocks(n, o.pattern.unit, x);
+      if (o.call == Options::Call::neighbor) make_graph(n, x, graph);
       // Never a zero-length allocation, so no rank passes a null buffer.
       sendbuf.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, x.send_total)));
       recvbuf.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, x.recv_total)));
@@ -589,9 +644,18 @@ int run(int argc, char** argv) {
     // The measured interval is the whole MPI_Alltoallv call, so when libcommsched is preloaded
     // it includes the library's per-call agreement (and its learning work): the honest cost.
     const double t0 = o.monotonic ? monotonic_now() : MPI_Wtime();
-    MPI_Alltoallv(sendbuf.data(), x.sendcounts.data(), x.sdispls.data(), MPI_BYTE,
-                  recvbuf.data(), x.recvcounts.data(), x.rdispls.data(), MPI_BYTE,
-                  MPI_COMM_WORLD);
+    if (o.call == Options::Call::alltoall) {
+      MPI_Alltoall(sendbuf.data(), x.sendcounts[0], MPI_BYTE, recvbuf.data(), x.recvcounts[0],
+                   MPI_BYTE, MPI_COMM_WORLD);
+    } else if (o.call == Options::Call::neighbor) {
+      MPI_Neighbor_alltoallv(sendbuf.data(), graph.sendcounts.data(), graph.sdispls.data(),
+                             MPI_BYTE, recvbuf.data(), graph.recvcounts.data(),
+                             graph.rdispls.data(), MPI_BYTE, graph.comm);
+    } else {
+      MPI_Alltoallv(sendbuf.data(), x.sendcounts.data(), x.sdispls.data(), MPI_BYTE,
+                    recvbuf.data(), x.recvcounts.data(), x.rdispls.data(), MPI_BYTE,
+                    MPI_COMM_WORLD);
+    }
     double dt = 0;
     if (o.monotonic) {  // makespan: latest end minus earliest start, one clock for all ranks
       double span[2] = {-t0, monotonic_now()};
@@ -624,6 +688,7 @@ int run(int argc, char** argv) {
     local_hash = fnv1a(local_hash, recvbuf.data(), static_cast<std::size_t>(x.recv_total));
   }
 
+  if (graph.comm != MPI_COMM_NULL) MPI_Comm_free(&graph.comm);
   long long global_errors = 0;
   MPI_Allreduce(&errors, &global_errors, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   long long timed_bytes = 0;
