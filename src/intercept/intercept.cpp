@@ -93,6 +93,7 @@ struct CommState {
   int rank = 0;
   int size = 1;
   bool native_only = false;
+  const char* call = "MPI_Alltoallv";  // the entry point whose calls this state sees (Family)
   core::Topology topology;       // node of every rank (detected, or faked by a setting)
   std::uint64_t calls = 0;       // intercepted calls on this communicator (drs seeds)
   // While learning, the call index of the next agreement (probe) and the gap to the one after.
@@ -242,6 +243,7 @@ void retire(PatternRecord r) {
     fold.comm_serial = r.comm_serial;
     fold.pattern = -1;
     fold.comm_size = r.comm_size;
+    std::memcpy(fold.call, r.call, sizeof fold.call);
     copy_name(fold.strategy, "(older patterns)");
     *it = fold;
   }
@@ -725,6 +727,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   PatternRecord& r = p->record;
   r.comm_root = cs.comm_root;
   r.comm_serial = cs.comm_serial;
+  copy_name(r.call, cs.call);
   r.pattern = static_cast<std::int64_t>(cs.patterns.size());
   r.comm_size = cs.size;
   r.nonzeros = static_cast<std::int64_t>(p->matrix.nonzeros());
@@ -1113,6 +1116,7 @@ int exchange(const Exchange& x) {
   try {
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
+    cs.call = x.name;
     if (budgeted) add_time.cs = csp;
     if (cs.native_only || s.cfg.strategy == "native") {
       const double t0 = now();

@@ -57,6 +57,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                             {"rejected", cr.rejected}});
     }
     patterns.push_back({{"comm", std::to_string(r.comm_root) + "." + std::to_string(r.comm_serial)},
+                        {"call", r.call},
                         {"pattern", r.pattern},
                         {"comm_size", r.comm_size},
                         {"calls", r.calls},
@@ -140,11 +141,11 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                  static_cast<long long>(b.fallbacks));
   for (const PatternRecord& r : recs) {
     std::fprintf(stderr,
-                 "[commsched]   comm %lld.%lld pattern %lld: %lld ranks, %lld non-zeros, %lld bytes;"
+                 "[commsched]   comm %lld.%lld pattern %lld (%s): %lld ranks, %lld non-zeros, %lld bytes;"
                  " strategy %s, %lld phases; %lld calls, %lld optimised;"
                  " native %.3g s/call, optimised %.3g s/call%s%s\n",
                  static_cast<long long>(r.comm_root), static_cast<long long>(r.comm_serial),
-                 static_cast<long long>(r.pattern), static_cast<long long>(r.comm_size),
+                 static_cast<long long>(r.pattern), r.call, static_cast<long long>(r.comm_size),
                  static_cast<long long>(r.nonzeros), static_cast<long long>(r.bytes), r.strategy,
                  static_cast<long long>(r.phases), static_cast<long long>(r.calls),
                  static_cast<long long>(r.calls_optimised),

@@ -31,6 +31,7 @@ constexpr std::int64_t kVerdictFromWisdom = 2;   ///< taken from COMMSCHED_WISDO
 struct PatternRecord {
   std::int64_t comm_root = 0;     ///< world rank of the communicator's rank 0
   std::int64_t comm_serial = 0;   ///< that rank's count of communicators it saw
+  char call[32] = {};             ///< the entry point: "MPI_Alltoallv", "MPI_Neighbor_alltoall", ...
   std::int64_t pattern = 0;       ///< index of the pattern within its communicator
   std::int64_t comm_size = 0;
   std::int64_t calls = 0;
