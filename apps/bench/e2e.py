@@ -3,7 +3,8 @@
   apps/bench/bench.py e2e [--machines shm,flat,shallow,two_clusters] [--pairs 5] [--out FILE]
                           [--workloads NAME,...] [--e2e-ranks 8] [--build DIR]
 
-Each point runs one whole program (irregular_exchange) natively and with libcommsched.so
+Each point runs one whole program (irregular_exchange, calling MPI_Alltoallv, or MPI_Alltoall or
+MPI_Neighbor_alltoallv where the workload says so) natively and with libcommsched.so
 preloaded with default settings (no COMMSCHED_* variable, no machine file), A/B interleaved
 --pairs times in alternating order (native first in even pairs, preloaded first in odd ones).
 A run's time is its alltoallv_total_s: every MPI_Alltoallv call's time on the slowest rank,
@@ -41,6 +42,12 @@ WORKLOADS = {
     "short20_1k": (["--pattern", "skewed", "--degree", "4", "--unit", "1024"], 20),
     "short50_1k": (["--pattern", "skewed", "--degree", "4", "--unit", "1024"], 50),
     "long1000_1k": (["--pattern", "skewed", "--degree", "4", "--unit", "1024"], 1000),
+    # The other entry points: MPI_Alltoall of 64 B and of 1 KiB with every rank, and
+    # MPI_Neighbor_alltoallv on a distributed graph of a random sparse pattern.
+    "alltoall_64": (["--call", "alltoall", "--unit", "64"], 300),
+    "alltoall_1k": (["--call", "alltoall", "--unit", "1024"], 300),
+    "neighbor_1k": (["--call", "neighbor", "--pattern", "random", "--degree", "4", "--unit",
+                     "1024"], 300),
 }
 MACHINES = ["shm", "flat", "shallow", "two_clusters"]
 
