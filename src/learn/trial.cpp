@@ -13,14 +13,46 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// P(X >= wins) for X ~ Binomial(n, 1/2): the one-sided sign test's p-value.
-double sign_test_p(int wins, int n) {
-  double p = 0, c = 1;  // c = C(n, k), built up from k = 0
-  for (int k = 0; k <= n; ++k) {
-    if (k >= wins) p += c;
-    c = c * (n - k) / (k + 1);
+// The one-sided Wilcoxon signed-rank test's p-value that the differences `d` are centred below
+// zero: P(W+ <= observed) under the null hypothesis that each |d| is as likely positive as
+// negative, W+ the sum of the ranks of the positive differences (ties share their mean rank;
+// exact, by counting the 2^n sign patterns of rank sums in half ranks). Zeros are dropped.
+double signed_rank_p(std::vector<double> d) {
+  d.erase(std::remove(d.begin(), d.end(), 0.0), d.end());
+  const std::size_t n = d.size();
+  if (n == 0) return 1;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return std::abs(d[a]) < std::abs(d[b]); });
+  std::vector<int> half_rank(n);  // twice the rank, so mean ranks of ties stay integers
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j + 1 < n && std::abs(d[order[j + 1]]) == std::abs(d[order[i]])) ++j;
+    for (std::size_t k = i; k <= j; ++k) half_rank[order[k]] = static_cast<int>(i + j + 2);
+    i = j + 1;
   }
-  return p / std::ldexp(1.0, n);
+  int observed = 0, total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    total += half_rank[i];
+    if (d[i] > 0) observed += half_rank[i];
+  }
+  // ways[s]: sign patterns whose positive ranks sum to s (in half ranks), as probabilities.
+  std::vector<double> ways(static_cast<std::size_t>(total) + 1, 0.0);
+  ways[0] = 1;
+  int reach = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int r = half_rank[i];
+    for (int s = reach; s >= 0; --s) {
+      const double w = ways[static_cast<std::size_t>(s)] * 0.5;
+      ways[static_cast<std::size_t>(s)] = w;
+      ways[static_cast<std::size_t>(s + r)] += w;
+    }
+    reach += r;
+  }
+  double p = 0;
+  for (int s = 0; s <= observed; ++s) p += ways[static_cast<std::size_t>(s)];
+  return std::min(p, 1.0);
 }
 
 std::vector<double> ratios(const auto& pairs) {
@@ -137,15 +169,18 @@ void Trial::evaluate(std::size_t c) {
       kSignificance / static_cast<double>(std::max<std::size_t>(contenders_, 1) * checkpoints);
   const std::vector<double> r = ratios(pairs_[c]);
   const double m = median(r);
-  // A pair counts as won only by native's margin: a candidate about as fast as native wins
-  // fewer than half of its pairs, and the test then rejects it.
-  const int wins = static_cast<int>(
-      std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0 - kNativeMargin; }));
-  if (m <= 1.0 - kNativeMargin && sign_test_p(wins, n) <= level) {
+  // The pairs' log time ratios against native's margin: a candidate about as fast as native
+  // sits above the margin as often, and as far, as below it, and the test then rejects it.
+  std::vector<double> d;
+  for (double x : r) d.push_back(std::log(std::max(x, 1e-12)) - std::log(1.0 - kNativeMargin));
+  if (m <= 1.0 - kNativeMargin && signed_rank_p(std::move(d)) <= level) {
     decide(c);
     return;
   }
-  if (m >= 1.0 || 2 * n > kMaxRoundsPerCall * calls_) alive_[c] = false;
+  // From the third checkpoint on, a median within the margin is as good as lost: move on.
+  if (m >= 1.0 || (n >= 4 * calls_ && m > 1.0 - kNativeMargin) ||
+      2 * n > kMaxRoundsPerCall * calls_)
+    alive_[c] = false;
 }
 
 void Trial::decide(std::size_t winner) {

@@ -8,12 +8,14 @@
 ///   native call in an order drawn at random for each pair, so a machine that drifts, or a cost
 ///   that falls on whichever call comes second, touches both sides alike. A candidate's first
 ///   call is discarded (first-touch costs).
-/// - Checkpoints. At `calls` pairs, then twice, four and eight times as many, and only then,
-///   the trial looks at the candidate's pairs.
+/// - Checkpoints. At `calls` pairs, then twice, four, eight and sixteen times as many, and only
+///   then, the trial looks at the candidate's pairs.
 /// - Confidence. A candidate replaces native only when its median time ratio over its pairs is
-///   at least kNativeMargin below native's and a one-sided sign test over the pairs (how many it
-///   won by that margin) gives p <= kSignificance / (candidates x checkpoints): with three
-///   candidates and `calls` = 3, 11 of 12 pairs or 19 of 24. The first to convince wins.
+///   at least kNativeMargin below native's and a one-sided Wilcoxon signed-rank test over the
+///   pairs' log time ratios, against that margin, gives p <= kSignificance / (candidates x
+///   checkpoints). Ranks weigh how far each pair is won or lost, not only which way, so a
+///   clearly faster candidate convinces in fewer pairs than a sign test needs under the same
+///   noise, while ranks keep one outlier from deciding. The first to convince wins.
 /// - Losers stop early. A candidate not faster than native in the median at a checkpoint drops
 ///   out, and so does one whose last checkpoint did not convince; when none is left, native
 ///   stays.
@@ -44,8 +46,9 @@ class Trial {
  public:
   /// A candidate must be this much faster than native (a fraction of native's time) to win.
   static constexpr double kNativeMargin = 0.03;
-  /// At most this many times `calls` pairs per candidate.
-  static constexpr int kMaxRoundsPerCall = 10;
+  /// At most this many times `calls` pairs per candidate (checkpoints at 1, 2, 4, 8 and 16
+  /// times `calls`).
+  static constexpr int kMaxRoundsPerCall = 16;
   /// The trial's extra time at most this share of the pattern's time so far, by default.
   static constexpr double kBudgetShare = 0.02;
   /// One-sided sign-test level a candidate must reach against native.

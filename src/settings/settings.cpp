@@ -75,8 +75,8 @@ constexpr std::array kSpecs{
          "files\" below). Not read at all when `COMMSCHED_ENABLE=0`."},
     Spec{"TRIAL", "bool", "1",
          "`auto` measures its best predicted candidates in pairs against native, within 2 % of "
-         "the communicator's time so far, and keeps a candidate only when it wins a sign test "
-         "by 3 %; `0` trusts the prediction."},
+         "the communicator's time so far, and keeps a candidate only when a signed-rank test "
+         "over its pairs finds it faster by 3 %; `0` trusts the prediction."},
     Spec{"TRIAL_CALLS", "int", "3",
          "Pairs (a candidate's call next to a native call) per candidate before the trial's "
          "first checkpoint; the checkpoints follow at twice as many, up to 10 × this; 1 to 1000."},
