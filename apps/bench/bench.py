@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The benchmark harness of issue 4: irregular_exchange under every strategy on two tiers.
 
-  apps/bench/bench.py netns [--set smoke|default|full] [--out FILE] [--build DIR] ...
+  apps/bench/bench.py netns [--set smoke|default|full|paper000|alltoall] [--out FILE] ...
       Emulated cluster (real Open MPI over TCP between network namespaces, tbf-shaped links;
       apps/bench/netns_cluster.sh). Needs root; otherwise prints one SKIPPED line, exits 0.
-  apps/bench/bench.py smpi [--set smoke|default|full|table5|table11] [--out FILE] ...
+  apps/bench/bench.py smpi [--set smoke|default|full|table5|table11|alltoall] [--out FILE] ...
       SimGrid SMPI (the library linked into irregular_exchange built with smpicxx, see
       cmake/smpi.cmake) on the platforms of config/platforms/. Deterministic: one run per point.
       Without SimGrid or without the SMPI build: one SKIPPED line, exit 0.
@@ -23,6 +23,9 @@ tables and figures.
 A point that gives no time (a run's non-zero exit status, no result line, wrong bytes) is not
 left out: its line carries "failed" (the reason) and time_s null, the table shows FAILED, and
 bench.py exits 1 once every point has run.
+
+The alltoall sets time MPI_Alltoall and MPI_Neighbor_alltoallv (irregular_exchange --call);
+paper000 the orderings of paper 000's Table 5 on the emulated cluster with shallow queues.
 
 native: the MPI library's own MPI_Alltoallv (netns: the program without the library; SMPI: the
 library linked but disabled, COMMSCHED_ENABLE=0). Every other strategy: COMMSCHED_STRATEGY=<id>.
@@ -220,11 +223,26 @@ AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 NATIVE_AGREE_EVERY = 256
 
 
+def alltoall_wl(unit):
+    """MPI_Alltoall of `unit` bytes with every rank (irregular_exchange --call alltoall)."""
+    w = wl(f"mpi_alltoall_{unit}", "uniform", 1, unit, call="alltoall")
+    w["args"] += ["--call", "alltoall"]
+    return w
+
+
+# MPI_Alltoall (issue 26): SMPI's own algorithm (Open MPI's decision rules) against the indirect
+# routes of paper 004 and a direct order.
+ALLTOALL_STRATEGIES = ["native", "ac", "mesh2d", "grid3d", "hypercube", "two_stage", "auto"]
+
+
 def smpi_points(set_name, strategies, explicit=False):
     """(platform, ranks, workload, strategies) tuples of a set. `explicit`: the user named the
     strategies (--strategies), so the paper tables do not restrict them."""
     pts = []
     lp = list(strategies)
+    if set_name == "alltoall":
+        cols = lp if explicit else ALLTOALL_STRATEGIES
+        return [("flat", n, alltoall_wl(64), cols) for n in (64, 256, 1024)]
     if set_name == "smoke":
         return [("cm5", 32, wl("uniform_d8", "uniform", 8, 256), ["native", "color", "rs_nh"])]
     if set_name == "table5":
@@ -674,10 +692,32 @@ NETNS_DEFAULT_STRATEGIES = ["native", "ac", "rs_nh", "color", "bvn", "mesh2d", "
                             "two_level", "node_aware", "auto"]
 
 
+def neighbor_wl(unit):
+    """A random sparse pattern as MPI_Neighbor_alltoallv on its distributed graph."""
+    w = wl("mpi_neighbor_random_d4", "random", 4, unit, call="neighbor")
+    w["args"] += ["--call", "neighbor"]
+    return w
+
+
+# netns sets whose strategies are fixed unless --strategies names others.
+NETNS_SET_STRATEGIES = {
+    # Paper 000 Table 5's orderings (AC, LP, RS_NH against native) where receiver contention is
+    # modelled: shallow switch queues.
+    "paper000": ["native", "ac", "lp_xor", "rs_n", "rs_nh"],
+    "alltoall": ALLTOALL_STRATEGIES,
+}
+
+
 def netns_points(set_name, n):
     """{config: [workloads]} for n ranks."""
     if set_name == "smoke":
         return {"flat": [wl("uniform_d4", "uniform", 4, 1024)]}
+    if set_name == "paper000":
+        return {"shallow": unit_sweep([256, 1024, 4096], 8)}
+    if set_name == "alltoall":
+        # MPI_Alltoall and MPI_Neighbor_alltoallv (issue 26) on both queue depths.
+        ws = [alltoall_wl(64), alltoall_wl(4096), neighbor_wl(4096)]
+        return {"flat": ws, "shallow": ws}
     if set_name == "issue5":
         # Issue 5's node-aware row: run with --nodes 4 --ranks-per-node 4 (four ranks share
         # each emulated node's link): many small messages between nodes, and the all-to-all.
@@ -750,6 +790,8 @@ def netns_inner(a):
     strategies = a.strategies.split(",") if a.strategies else strategy_ids(a.build)
     if a.set == "smoke" and not a.strategies:
         strategies = ["native", "color", "rs_nh"]
+    if a.set in NETNS_SET_STRATEGIES and not a.strategies:
+        strategies = NETNS_SET_STRATEGIES[a.set]
     if a.set == "default" and not a.strategies:
         # One or two of each family, so the default set fits 10 minutes here (a run costs
         # 1-4 s); `--set full` or --strategies runs every registered one.
@@ -984,7 +1026,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tier", choices=["netns", "smpi", "netns-inner", "e2e", "e2e-inner"])
     ap.add_argument("--set", default="default",
-                    choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts"])
+                    choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts",
+                             "alltoall", "paper000"])
     ap.add_argument("--build", default=None, help="build tree (smpi: the COMMSCHED_SMPI=ON one)")
     ap.add_argument("--out", default=None, help="JSON lines file")
     ap.add_argument("--append", action="store_true", help="append to --out")
