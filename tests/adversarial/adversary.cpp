@@ -465,6 +465,105 @@ void case_errh_custom(const Ctx& x, Digest& d) {
   MPI_Comm_free(&dup);
 }
 
+// --- MPI_Alltoallw and the neighbourhood all-to-alls ---------------------------------------------
+
+/// One MPI_Alltoallw of (peer % 3 + 1) * `scale` ints to every peer of `comm` (its remote group
+/// on an intercommunicator), blocks 8 bytes apart; `null_type_peer` >= 0 gives that peer
+/// MPI_DATATYPE_NULL (MPI rejects the call).
+void alltoallw_once(MPI_Comm comm, int scale, int call, int salt, Digest& d,
+                    int null_type_peer = -1) {
+  int me = 0, n = 1, inter = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    MPI_Comm_remote_size(comm, &n);
+  } else {
+    MPI_Comm_size(comm, &n);
+  }
+  std::vector<int> sc(static_cast<std::size_t>(n)), rc(sc), sd(sc), rd(sc);
+  std::vector<MPI_Datatype> st(sc.size(), MPI_INT), rt(sc.size(), MPI_INT);
+  int at_s = 0, at_r = 0;
+  for (int j = 0; j < n; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    // (sender's rank in its group % 3 + 1) * scale: on an intercommunicator too, where the
+    // receiver numbers the sender by that rank.
+    sc[k] = (me % 3 + 1) * scale;
+    rc[k] = (j % 3 + 1) * scale;
+    sd[k] = at_s;
+    rd[k] = at_r;
+    at_s += sc[k] * 4 + 8;
+    at_r += rc[k] * 4 + 8;
+  }
+  if (null_type_peer >= 0 && null_type_peer < n)
+    st[static_cast<std::size_t>(null_type_peer)] = MPI_DATATYPE_NULL;
+  Bytes send = send_data(static_cast<std::size_t>(at_s) + 8, call_key(me, call, salt));
+  Bytes recv(static_cast<std::size_t>(at_r) + 8, 0xEE);
+  const int code = MPI_Alltoallw(send.data(), sc.data(), sd.data(), st.data(), recv.data(),
+                                 rc.data(), rd.data(), rt.data(), comm);
+  d.rc("alltoallw", code);
+  d.bytes(recv);
+}
+
+void case_alltoallw_comms(const Ctx& x, Digest& d) {
+  for (int i = 0; i < x.iters; ++i) alltoallw_once(MPI_COMM_WORLD, 2, i, 60, d);
+  // Rank 0 alone against the rest: the per-peer arrays are as long as the remote group.
+  with_intercomm(x, [](int r) { return r == 0 ? 0 : 1; }, [&](MPI_Comm inter, int) {
+    for (int i = 0; i < x.iters; ++i) alltoallw_once(inter, 1, i, 61, d);
+  });
+}
+
+void case_err_alltoallw(const Ctx& x, Digest& d) {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  for (int i = 0; i < x.iters; ++i) alltoallw_once(c, 1, i, 62, d);  // learned
+  for (int i = 0; i < 3; ++i) alltoallw_once(c, 1, i, 63, d, x.size - 1);  // a null datatype
+  for (int i = 0; i < x.iters; ++i) alltoallw_once(c, 1, i, 64, d);  // the pattern again
+  MPI_Comm_free(&c);
+}
+
+/// One MPI_Neighbor_alltoall of `count` ints per neighbour of `comm`; the receive buffer holds
+/// `slots` blocks (a communicator without a topology: MPI rejects the call).
+void neighbor_once(MPI_Comm comm, int count, int slots, int call, int salt, Digest& d) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const auto len = static_cast<std::size_t>(slots * count * 4 + 16);
+  Bytes send = send_data(len, call_key(me, call, salt));
+  Bytes recv(len, 0xEE);
+  d.rc("neighbor_alltoall",
+       MPI_Neighbor_alltoall(send.data(), count, MPI_INT, recv.data(), count, MPI_INT, comm));
+  d.bytes(recv);
+}
+
+void case_neighbor_topologies(const Ctx& x, Digest& d) {
+  // Periodic rings of one, two and more ranks: below three a neighbour is listed twice.
+  MPI_Comm part;
+  MPI_Comm_split(MPI_COMM_WORLD, x.rank < 1 ? 0 : (x.rank < 3 ? 1 : 2), x.rank, &part);
+  int n = 1, wrap = 1;
+  MPI_Comm_size(part, &n);
+  MPI_Comm ring;
+  MPI_Cart_create(part, 1, &n, &wrap, 0, &ring);
+  for (int i = 0; i < x.iters; ++i) neighbor_once(ring, 3, 2, i, 65, d);
+  MPI_Comm_free(&ring);
+  MPI_Comm_free(&part);
+  // A weighted distributed graph: every rank to the next two, weights ignored by the exchange.
+  const int to[2] = {(x.rank + 1) % x.size, (x.rank + 2) % x.size};
+  const int from[2] = {(x.rank + x.size - 1) % x.size, (x.rank + x.size - 2) % x.size};
+  const int w[2] = {5, 1};
+  MPI_Comm graph;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, from, w, 2, to, w, MPI_INFO_NULL, 0, &graph);
+  for (int i = 0; i < x.iters; ++i) neighbor_once(graph, 4, 2, i, 66, d);
+  MPI_Comm_free(&graph);
+}
+
+void case_err_neighbor_no_topology(const Ctx& x, Digest& d) {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  for (int i = 0; i < 3; ++i) neighbor_once(c, 2, x.size, i, 67, d);
+  MPI_Comm_free(&c);
+}
+
 // --- MPI_Alltoall: the regular exchange through the same steps ---------------------------------
 
 /// One MPI_Alltoall of `count` elements of `st` per peer (received as `rcount` of `rt`), fresh
@@ -1144,6 +1243,10 @@ const std::map<std::string, void (*)(const Ctx&, Digest&)>& cases() {
       {"alltoall_dt", case_alltoall_dt},
       {"alltoall_comms", case_alltoall_comms},
       {"err_alltoall", case_err_alltoall},
+      {"alltoallw_comms", case_alltoallw_comms},
+      {"err_alltoallw", case_err_alltoallw},
+      {"neighbor_topologies", case_neighbor_topologies},
+      {"err_neighbor_no_topology", case_err_neighbor_no_topology},
       {"threads_two_comms", case_threads_two_comms},
   };
   return table;

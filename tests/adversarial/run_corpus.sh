@@ -70,7 +70,8 @@ group() { g_names+=("$1"); g_np+=("$2"); g_prog+=("$3"); g_variants+=("$4"); g_c
 held="basic,zero_counts,in_place,dt_vector,dt_indexed,dt_struct,dt_resized,dt_neg_lb,dt_mixed"
 held+=",comm_split,comm_dup,comm_cart,comm_graph,comm_dist_graph,comm_create_group,inter_even"
 held+=",inter_merge,errh_return_valid,errh_fatal_valid,errh_custom"
-held+=",alltoall_basic,alltoall_in_place,alltoall_dt,alltoall_comms"
+held+=",alltoall_basic,alltoall_in_place,alltoall_dt,alltoall_comms,alltoallw_comms"
+held+=",neighbor_topologies"
 bursts="burst_waitall,burst_wildcard,burst_waitany,burst_testsome,burst_testall,burst_cancel"
 bursts+=",burst_request_free,burst_subcomm,burst_persistent,burst_large,burst_issend"
 bursts+=",burst_then_blocking"
@@ -85,13 +86,14 @@ if [[ $flavor == mpich ]]; then  # MPICH busy-polls: 2 ranks, the two main varia
   group dtfree 2 c "$v2 rsnh_off" "$dtfree"
   group comm_cycles 2 c "$v2" "comm_free_reuse,comm_free_burst_reuse"
   group comm_disconnect 2 c "$v2" "comm_disconnect_reuse"
-  for e in err_dtnull_alltoallv err_negcount_alltoallv err_alltoall err_dtnull_isend \
-           err_dtnull_isend_world err_isend_badrank err_isend_negcount err_isend_badtag; do
+  for e in err_dtnull_alltoallv err_negcount_alltoallv err_alltoall err_alltoallw \
+           err_neighbor_no_topology err_dtnull_isend err_dtnull_isend_world err_isend_badrank \
+           err_isend_negcount err_isend_badtag; do
     group "$e" 2 c "$v2" "$e"
   done
   group fatal 2 c "auto" "err_fatal_negcount"
   group threads 2 c "auto" "threads_two_comms" "--thread multiple"
-  group strategies 2 c "s_color s_rs_nh s_two_stage s_lp_xor" "strategy_irregular,burst_waitall,alltoall_basic"
+  group strategies 2 c "s_color s_rs_nh s_two_stage s_lp_xor" "strategy_irregular,burst_waitall,alltoall_basic,alltoallw_comms,neighbor_topologies"
   [[ -n "$fortran" ]] && group f_world 2 f "$v2" "f_world"
 else
   group held4 4 c "$v3 rsnh_off" "$held"
@@ -105,14 +107,14 @@ else
   group inter5 5 c "auto color_coll" "inter_small_local,inter_small_remote"
   group comm_cycles 5 c "$v3" "comm_free_reuse,comm_free_burst_reuse"
   group comm_disconnect 5 c "$v3" "comm_disconnect_reuse"
-  for e in err_dtnull_alltoallv err_negcount_alltoallv err_alltoall err_comm_null \
-           err_dtnull_isend err_dtnull_isend_world err_isend_badrank err_isend_negcount \
-           err_isend_badtag; do
+  for e in err_dtnull_alltoallv err_negcount_alltoallv err_alltoall err_alltoallw \
+           err_neighbor_no_topology err_comm_null err_dtnull_isend err_dtnull_isend_world \
+           err_isend_badrank err_isend_negcount err_isend_badtag; do
     group "$e" 4 c "$v3" "$e"
   done
   group fatal 4 c "auto color_coll" "err_fatal_negcount"
   group threads 4 c "auto color_coll" "threads_two_comms" "--thread multiple"
-  group strategies 4 c "$all_strategies" "strategy_irregular,burst_waitall,alltoall_basic"
+  group strategies 4 c "$all_strategies" "strategy_irregular,burst_waitall,alltoall_basic,alltoallw_comms,neighbor_topologies"
   if [[ -n "$fortran" ]]; then
     for c in f_world f_inter_small_local f_inter_small_remote; do
       group "$c.4" 4 f "$v3" "$c"
