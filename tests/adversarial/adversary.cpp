@@ -465,6 +465,19 @@ void case_errh_custom(const Ctx& x, Digest& d) {
   MPI_Comm_free(&dup);
 }
 
+/// The entries of an all-to-all's per-peer arrays on `comm`: its size, or its remote group's on
+/// an intercommunicator.
+int peers_of(MPI_Comm comm) {
+  int n = 1, inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    MPI_Comm_remote_size(comm, &n);
+  } else {
+    MPI_Comm_size(comm, &n);
+  }
+  return n;
+}
+
 // --- MPI_Alltoallw and the neighbourhood all-to-alls ---------------------------------------------
 
 /// One MPI_Alltoallw of (peer % 3 + 1) * `scale` ints to every peer of `comm` (its remote group
@@ -472,14 +485,9 @@ void case_errh_custom(const Ctx& x, Digest& d) {
 /// MPI_DATATYPE_NULL (MPI rejects the call).
 void alltoallw_once(MPI_Comm comm, int scale, int call, int salt, Digest& d,
                     int null_type_peer = -1) {
-  int me = 0, n = 1, inter = 0;
+  int me = 0;
   MPI_Comm_rank(comm, &me);
-  MPI_Comm_test_inter(comm, &inter);
-  if (inter) {
-    MPI_Comm_remote_size(comm, &n);
-  } else {
-    MPI_Comm_size(comm, &n);
-  }
+  const int n = peers_of(comm);
   std::vector<int> sc(static_cast<std::size_t>(n)), rc(sc), sd(sc), rd(sc);
   std::vector<MPI_Datatype> st(sc.size(), MPI_INT), rt(sc.size(), MPI_INT);
   int at_s = 0, at_r = 0;
@@ -570,14 +578,9 @@ void case_err_neighbor_no_topology(const Ctx& x, Digest& d) {
 /// send data; the receive buffer (canaries past its end) and the return code go into the digest.
 int alltoall_once(MPI_Comm comm, int count, const Type& st, int rcount, const Type& rt, int call,
                   int salt, Digest& d, bool in_place = false) {
-  int me = 0, n = 1, inter = 0;
+  int me = 0;
   MPI_Comm_rank(comm, &me);
-  MPI_Comm_test_inter(comm, &inter);
-  if (inter) {
-    MPI_Comm_remote_size(comm, &n);
-  } else {
-    MPI_Comm_size(comm, &n);
-  }
+  const int n = peers_of(comm);
   const auto blocks = static_cast<std::size_t>(n);
   const auto slen = static_cast<std::size_t>(st.origin + std::max(count, 0) * st.extent) * blocks + 16;
   const auto rlen = static_cast<std::size_t>(rt.origin + std::max(rcount, 0) * rt.extent) * blocks + 16;
