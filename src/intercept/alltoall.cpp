@@ -38,8 +38,9 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
   // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
-  // Scratch reused from call to call (calls are serialised below MPI_THREAD_MULTIPLE).
-  static std::vector<int> counts[4];
+  // Scratch reused from call to call, one per thread (MPI_THREAD_MULTIPLE: threads may call on
+  // different communicators at once).
+  static thread_local std::vector<int> counts[4];
   for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
   const int sc = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
   for (int j = 0; j < n; ++j) {

@@ -1,6 +1,7 @@
-// Cases the library leaves native, with one notice: an intercommunicator, and a job initialised
-// with MPI_THREAD_MULTIPLE. Each calls MPI_Alltoallv (intercepted when preloaded) enough times
-// to be learned, and compares every byte with PMPI_Alltoallv on the same inputs.
+// An intercommunicator, which the library leaves native with one notice, and a job initialised
+// with MPI_THREAD_MULTIPLE, where it learns as usual (only bursts stay native, with one notice).
+// Each calls MPI_Alltoallv (intercepted when preloaded) enough times to be learned, and
+// compares every byte with PMPI_Alltoallv on the same inputs.
 //   native_cases intercomm | thread_multiple
 #include <mpi.h>
 

@@ -88,6 +88,12 @@ rc=$?
 cat "$tmp/stdout"
 cat "$tmp/stderr" >&2
 
+# 77: the program found what it tests missing (an MPI without MPI_THREAD_MULTIPLE) and said so.
+if [[ $rc -eq 77 ]]; then
+  echo "run_preloaded: skipped: the command exited with 77" >&2
+  exit 77
+fi
+
 fail=0
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
   echo "run_preloaded: FAIL: timed out (deadlock?)" >&2; fail=1
