@@ -158,11 +158,12 @@ struct Global {
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
   std::atomic<std::int64_t> device_calls{0};  // ran native because a buffer was device memory
-  // MPI_THREAD_MULTIPLE and the library did not see MPI_Init_thread (it could not check the
-  // settings across ranks without collectives that may cross the application's on another
-  // thread): every call runs natively, counted (any thread) for the report.
-  std::atomic<bool> threads_native{false};
-  std::atomic<std::int64_t> threaded_calls{0};
+  // Every call runs natively on every rank, counted (any thread), and the report says why
+  // (all_native_reason, written before all_native): the ranks' settings differ, or the
+  // library did not see MPI_Init_thread of an MPI_THREAD_MULTIPLE job.
+  std::atomic<bool> all_native{false};
+  const char* all_native_reason = "";
+  std::atomic<std::int64_t> native_calls{0};
   int provided = MPI_THREAD_SINGLE;  // the thread level MPI_Init_thread gave
   std::vector<PatternRecord> retired;  // records of communicators already freed
   std::int64_t retired_unlearned = 0;
@@ -213,6 +214,8 @@ constexpr const char* kThreadsBurstReason =
 constexpr const char* kThreadsLateReason =
     "MPI_THREAD_MULTIPLE and MPI initialised where the library did not see it: every call ran "
     "natively (the settings could not be checked across ranks)";
+constexpr const char* kSettingsDifferReason =
+    "the COMMSCHED_* settings or the machine model differ between ranks: every call ran natively";
 
 const char* thread_level_name(int provided) {
   switch (provided) {
@@ -426,7 +429,8 @@ void setup(int provided, bool saw_init) {
     // Set up lazily by whichever thread called first (the others see `active` false until
     // then): checking the settings across ranks needs collectives on MPI_COMM_WORLD that
     // another thread's may cross.
-    s.threads_native = true;  // still counted, and reported at MPI_Finalize
+    s.all_native_reason = kThreadsLateReason;
+    s.all_native = true;  // still counted, and reported at MPI_Finalize
     core::log_info(kThreadsLateReason);
     return;
   }
@@ -451,6 +455,8 @@ void setup(int provided, bool saw_init) {
                      "') differ between ranks, e.g. a file readable on some nodes only; every "
                      "rank runs natively");
     s.active = false;
+    s.all_native_reason = kSettingsDifferReason;  // agreed: every rank writes the report
+    s.all_native = true;
   } else if (!machine_error.empty() && s.world_rank == 0) {
     core::log_warn("COMMSCHED_MACHINE: " + machine_error + "; running native");
   }
@@ -1090,18 +1096,18 @@ int comm_disconnect(MPI_Comm* comm) {
 void before_finalize() {
   try {
     Global& s = g();
-    if (!s.initialised || (!s.active && !s.threads_native)) return;
+    if (!s.initialised || (!s.active && !s.all_native)) return;
     ReportHeader h;
     h.thread_level = thread_level_name(s.provided);
-    if (s.threads_native) {  // nothing learned or substituted: say what ran native and why
-      h.native_reason = kThreadsLateReason;
-      h.unlearned_calls = s.threaded_calls.load();
+    if (s.all_native) {  // nothing learned or substituted: say what ran native and why
+      h.native_reason = s.all_native_reason;
+      h.unlearned_calls = s.native_calls.load();
       PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
       h.strategy_setting = s.cfg.strategy;
       h.warnings = s.warnings;
       write_report(MPI_COMM_WORLD, {}, h, s.cfg.report_path,
                    s.cfg.log_level >= core::LogLevel::warn);
-      s.threads_native = false;
+      s.all_native = false;
       return;
     }
     h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
@@ -1159,7 +1165,7 @@ int exchange(const Exchange& x) {
   ensure_setup();
   Global& s = g();
   if (!s.active || comm == MPI_COMM_NULL) {
-    if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+    if (s.all_native) s.native_calls.fetch_add(1, std::memory_order_relaxed);
     return x.native(x);
   }
   p2p_flush(x.name + 4);  // without "MPI_"
@@ -1536,7 +1542,7 @@ bool pass_through() {
   ensure_setup();
   Global& s = g();
   if (s.active) return false;
-  if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+  if (s.all_native) s.native_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -1,12 +1,16 @@
-// An intercommunicator, which the library leaves native with one notice, and a job initialised
-// with MPI_THREAD_MULTIPLE, where it learns as usual (only bursts stay native, with one notice).
-// Each calls MPI_Alltoallv (intercepted when preloaded) enough times to be learned, and
-// compares every byte with PMPI_Alltoallv on the same inputs.
-//   native_cases intercomm | thread_multiple
+// An intercommunicator, which the library leaves native with one notice; a job initialised
+// with MPI_THREAD_MULTIPLE, where it learns as usual (only bursts stay native, with one notice);
+// and a job whose ranks see different COMMSCHED_SEED values (set here before MPI_Init from the
+// launcher's rank variable), where every rank runs natively and the report says why. Each
+// calls MPI_Alltoallv (intercepted when preloaded) enough times to be learned, and compares
+// every byte with PMPI_Alltoallv on the same inputs.
+//   native_cases intercomm | thread_multiple | settings_differ
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -43,7 +47,14 @@ int exchange_and_compare(MPI_Comm comm, int peers, int me, int calls) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool threads = argc > 1 && std::strcmp(argv[1], "thread_multiple") == 0;
+  const std::string mode = argc > 1 ? argv[1] : "intercomm";
+  const bool threads = mode == "thread_multiple";
+  if (mode == "settings_differ") {
+    // Open MPI's and MPICH's launchers name each process's rank before MPI_Init.
+    const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = std::getenv("PMI_RANK");
+    setenv("COMMSCHED_SEED", r ? r : "0", 1);
+  }
   int provided = 0;
   if (threads) {
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -54,7 +65,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int failures = 0;
-  if (threads) {
+  if (threads || mode == "settings_differ") {
     failures = exchange_and_compare(MPI_COMM_WORLD, size, rank, 6);
   } else if (size >= 2) {
     // Two halves joined by an intercommunicator; ranks address the remote half.
@@ -72,8 +83,7 @@ int main(int argc, char** argv) {
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("native_cases %s: %s\n", threads ? "thread_multiple" : "intercomm",
-                             total == 0 ? "ok" : "FAILED");
+  if (rank == 0) std::printf("native_cases %s: %s\n", mode.c_str(), total == 0 ? "ok" : "FAILED");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }
