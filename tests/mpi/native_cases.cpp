@@ -1,10 +1,12 @@
 // An intercommunicator, which the library leaves native with one notice; a job initialised
 // with MPI_THREAD_MULTIPLE, where it learns as usual (only bursts stay native, with one notice);
-// and a job whose ranks see different COMMSCHED_SEED values (set here before MPI_Init from the
+// the same initialised through PMPI_Init_thread, which the library does not see, so that it
+// stays native (it cannot check the settings across ranks there) and the report says why; and
+// a job whose ranks see different COMMSCHED_SEED values (set here before MPI_Init from the
 // launcher's rank variable), where every rank runs natively and the report says why. Each
 // calls MPI_Alltoallv (intercepted when preloaded) enough times to be learned, and compares
 // every byte with PMPI_Alltoallv on the same inputs.
-//   native_cases intercomm | thread_multiple | settings_differ
+//   native_cases intercomm | thread_multiple | thread_multiple_unseen | settings_differ
 #include <mpi.h>
 
 #include <cstdio>
@@ -48,7 +50,8 @@ int exchange_and_compare(MPI_Comm comm, int peers, int me, int calls) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "intercomm";
-  const bool threads = mode == "thread_multiple";
+  const bool unseen = mode == "thread_multiple_unseen";
+  const bool threads = mode == "thread_multiple" || unseen;
   if (mode == "settings_differ") {
     // Open MPI's and MPICH's launchers name each process's rank before MPI_Init.
     const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -56,7 +59,9 @@ int main(int argc, char** argv) {
     setenv("COMMSCHED_SEED", r ? r : "0", 1);
   }
   int provided = 0;
-  if (threads) {
+  if (unseen) {
+    PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else if (threads) {
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   } else {
     MPI_Init(&argc, &argv);
@@ -64,6 +69,11 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (threads && provided != MPI_THREAD_MULTIPLE) {  // a skip that says so, never a pass
+    if (rank == 0) std::printf("native_cases %s: SKIP: no MPI_THREAD_MULTIPLE\n", mode.c_str());
+    MPI_Finalize();
+    return 77;
+  }
   int failures = 0;
   if (threads || mode == "settings_differ") {
     failures = exchange_and_compare(MPI_COMM_WORLD, size, rank, 6);
