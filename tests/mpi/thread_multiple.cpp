@@ -8,14 +8,16 @@
 //                completed by MPI_Waitall) compared with the data each sender wrote: the
 //                library leaves bursts native under MPI_THREAD_MULTIPLE.
 //
-//   thread_multiple collectives|bursts [--calls N]
+//   thread_multiple collectives|bursts [--calls N] [--scale K]
 //
+// --scale multiplies every count by K: longer calls, which auto's budget pays learning from.
 // Prints "thread_multiple MODE: calls=N threads=2 mismatches=M" on rank 0; exits 1 on a
 // mismatch, 77 (a skip) where MPI does not provide MPI_THREAD_MULTIPLE.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,10 +32,12 @@ namespace {
 
 using mpi_test::mix64;
 
+int scale = 1;  // --scale
+
 // Elements (ints) rank i sends to rank j in stream s: irregular, some pairs empty.
 int count(int s, int n, int i, int j) {
   const std::uint64_t h = mix64(static_cast<std::uint64_t>(s * 1000003 + i * n + j));
-  return h % 4 == 0 ? 0 : static_cast<int>(1 + h % 61) * (s + 1);
+  return h % 4 == 0 ? 0 : static_cast<int>(1 + h % 61) * (s + 1) * scale;
 }
 
 // The value of element k that rank `from` sends rank `to` at call `call` of stream s.
@@ -81,7 +85,7 @@ std::vector<int> send_data(const Table& t, int s, int rank, int call) {
 long collectives(MPI_Comm comm, int s, int calls) {
   int rank = 0, n = 1;
   const Table t = table_of(comm, s, rank, n);
-  const int block = 3 + s;  // MPI_Alltoall's block, in ints
+  const int block = (3 + s) * scale;  // MPI_Alltoall's block, in ints
   long bad = 0;
   for (int call = 0; call < calls; ++call) {
     const std::vector<int> send = send_data(t, s, rank, call);
@@ -147,7 +151,11 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   int calls = 24;
   for (int i = 2; i + 1 < argc; i += 2)
-    if (std::strcmp(argv[i], "--calls") == 0) calls = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--calls") == 0) {
+      calls = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--scale") == 0) {
+      scale = std::max(1, std::atoi(argv[i + 1]));
+    }
   if (mode != "collectives" && mode != "bursts") {
     std::fprintf(stderr, "usage: thread_multiple collectives|bursts [--calls N]\n");
     return 2;
