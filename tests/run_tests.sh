@@ -28,7 +28,8 @@ if [ "${COMMSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build "$build-asan" -j"$jobs"
   asan_mpi='mpi\.alltoallv_check\.(color|rs_nh|auto)\.np4|mpi\.alltoallv_fuzz\.(color|rs_nh)\.|'
   asan_mpi+='mpi\.native_cases|mpi\.irregular_exchange\.changing|mpi\.bad_setting\.STRATEGY|'
-  asan_mpi+='reliability\.threads|reliability\.fault\.(plan|send)\.|'
+  asan_mpi+='reliability\.threads|mpi\.thread_multiple\.(color|bursts)\.|'
+  asan_mpi+='reliability\.fault\.(plan|send)\.|'
   asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08)\.local\.np4|'
   asan_mpi+='mpi\.p2p\.p2p_(halo|lockstep|changing)\.collective\.np4'
   # Timing assertions (Performance.*) mean nothing under ASan's slowdown, and the 1000-matrix

@@ -26,7 +26,6 @@ struct Runtimes {
   CuPointerGetAttribute cu = nullptr;
   PointerGetAttributes cudart = nullptr;
   PointerGetAttributes hip = nullptr;
-  std::int64_t looked_at_ms = -1;
 };
 
 std::int64_t now_ms() {
@@ -40,19 +39,25 @@ Fn find(const char* name) {
 }
 
 // A runtime may be loaded after MPI_Init (a program that initialises its GPU later), so
-// lookups repeat, at most once a second, until one is found.
-const Runtimes& runtimes() {
-  static Runtimes r;
-  const bool none = !r.cu && !r.cudart && !r.hip;
-  if (none) {
-    const std::int64_t t = now_ms();
-    if (r.looked_at_ms < 0 || t - r.looked_at_ms >= 1000) {
-      r.looked_at_ms = t;
-      r.cu = find<CuPointerGetAttribute>("cuPointerGetAttribute");
-      r.cudart = find<PointerGetAttributes>("cudaPointerGetAttributes");
-      r.hip = find<PointerGetAttributes>("hipPointerGetAttributes");
-    }
-  }
+// lookups repeat, at most once a second, until one is found. Atomics, as threads may ask at
+// once (MPI_THREAD_MULTIPLE): one of them looks, the others use what was last found.
+Runtimes runtimes() {
+  static std::atomic<CuPointerGetAttribute> cu{nullptr};
+  static std::atomic<PointerGetAttributes> cudart{nullptr}, hip{nullptr};
+  static std::atomic<std::int64_t> looked_at_ms{-1};
+  Runtimes r{cu.load(std::memory_order_acquire), cudart.load(std::memory_order_acquire),
+             hip.load(std::memory_order_acquire)};
+  if (r.cu || r.cudart || r.hip) return r;
+  const std::int64_t t = now_ms();
+  std::int64_t last = looked_at_ms.load(std::memory_order_relaxed);
+  if ((last >= 0 && t - last < 1000) || !looked_at_ms.compare_exchange_strong(last, t))
+    return r;
+  r.cu = find<CuPointerGetAttribute>("cuPointerGetAttribute");
+  r.cudart = find<PointerGetAttributes>("cudaPointerGetAttributes");
+  r.hip = find<PointerGetAttributes>("hipPointerGetAttributes");
+  cu.store(r.cu, std::memory_order_release);
+  cudart.store(r.cudart, std::memory_order_release);
+  hip.store(r.hip, std::memory_order_release);
   return r;
 }
 
@@ -60,7 +65,7 @@ const Runtimes& runtimes() {
 
 bool is_device_memory(const void* p) {
   if (!p) return false;
-  const Runtimes& r = runtimes();
+  const Runtimes r = runtimes();
   if (r.cu) {
     unsigned type = 0;
     // An error (host memory CUDA never saw, no context) means CUDA does not own it.

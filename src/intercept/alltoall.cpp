@@ -38,7 +38,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   }
   // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.
   // Displacements past int (this rank's alone, as counts may differ between ranks with the
-  // datatypes) have no such description: the call votes native.
+  // datatypes) have no such description: the call votes native. Scratch reused from call to
+  // call, one per thread (MPI_THREAD_MULTIPLE: threads may call on different communicators).
   const bool describable = static_cast<long long>(n) * std::max(sendcount, recvcount) <= INT_MAX;
   thread_local std::vector<int> counts[4];
   for (std::vector<int>& v : counts) v.assign(static_cast<std::size_t>(n), 0);

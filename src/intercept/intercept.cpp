@@ -132,14 +132,21 @@ struct CommState {
       : next_probe(static_cast<std::uint64_t>(std::max(learn_calls, 1))), learner(learn_calls) {}
 };
 
+// Under MPI_THREAD_MULTIPLE threads may call on different communicators at once (MPI forbids
+// two concurrent collectives on one communicator, so a CommState has one thread at a time).
+// What they share lives here: `mu` guards the map, the records and the tracer for short local
+// sections only, never across an MPI call that can block (a lock held across a collective on
+// one communicator can deadlock against another thread's collective on another, across
+// ranks); counters are atomic; the rest is written only at MPI_Init and MPI_Finalize, where
+// one thread calls.
 struct Global {
-  std::mutex mu;  // guards init/finalize and the map (calls are serialised below THREAD_MULTIPLE)
-  bool initialised = false;
-  bool active = false;  // false: pure pass-through
+  std::mutex mu;
+  std::atomic<bool> initialised{false};
+  std::atomic<bool> active{false};  // false: pure pass-through
   settings::Settings cfg;
   std::vector<std::string> warnings;
   int world_rank = 0;
-  std::int64_t comms_seen = 0;
+  std::atomic<std::int64_t> comms_seen{0};
   // Per-communicator state hangs off the communicator as an attribute (the standard's
   // "Caching"), so MPI_Comm_free and MPI_Comm_disconnect both release it through the delete
   // callback and a reused handle never finds stale state. This map owns the states, keyed by
@@ -151,21 +158,24 @@ struct Global {
   std::uint64_t next_local_id = 0;
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
-  std::int64_t device_calls = 0;  // calls that ran native because a buffer was device memory
-  // MPI_THREAD_MULTIPLE: every call runs natively, counted (any thread) for the report.
-  bool threads_native = false;
-  std::atomic<std::int64_t> threaded_calls{0};
+  std::atomic<std::int64_t> device_calls{0};  // ran native because a buffer was device memory
+  // Every call runs natively on every rank, counted (any thread), and the report says why
+  // (all_native_reason, written before all_native): the ranks' settings differ, or the
+  // library did not see MPI_Init_thread of an MPI_THREAD_MULTIPLE job.
+  std::atomic<bool> all_native{false};
+  const char* all_native_reason = "";
+  std::atomic<std::int64_t> native_calls{0};
   int provided = MPI_THREAD_SINGLE;  // the thread level MPI_Init_thread gave
   std::vector<PatternRecord> retired;  // records of communicators already freed
   std::int64_t retired_unlearned = 0;
-  std::int64_t fallbacks = 0;  // calls or patterns that fell back to native after a failure
+  std::atomic<std::int64_t> fallbacks{0};  // calls or patterns that fell back after a failure
   // COMMSCHED_FAULT: internal errors injected at one site, each a local failure that the
   // agreement must turn into a consistent fallback.
   std::string fault_site;
   double fault_probability = 0;
   std::mt19937_64 fault_rng;
-  std::int64_t faults_injected = 0;
-  trace::Writer tracer;  // COMMSCHED_TRACE: this rank's trace file
+  std::int64_t faults_injected = 0;  // with fault_rng, under mu
+  trace::Writer tracer;  // COMMSCHED_TRACE: this rank's trace file; written under mu
   cost::Machine machine;  // COMMSCHED_MACHINE, or the built-in default
   std::uint64_t machine_hash = 0;  // of the model's canonical TOML: part of a wisdom key
   bool wisdom_on = false;  // COMMSCHED_WISDOM: rank 0 read it, every rank holds the same
@@ -198,12 +208,40 @@ constexpr auto kNativeAgreeEvery = static_cast<std::uint64_t>(cost::kNativeAgree
 // patterns never stop changing keeps bounded memory.
 constexpr std::size_t kMaxRetiredRecords = 256;
 
+// What runs natively under MPI_THREAD_MULTIPLE, and why (the log and the report say it).
+constexpr const char* kThreadsBurstReason =
+    "MPI_THREAD_MULTIPLE: Isend/Irecv bursts run natively (a burst is learned across "
+    "communicators, which threads may use at once); collectives are learned as usual";
+constexpr const char* kThreadsLateReason =
+    "MPI_THREAD_MULTIPLE and MPI initialised where the library did not see it: every call ran "
+    "natively (the settings could not be checked across ranks)";
+constexpr const char* kSettingsDifferReason =
+    "the COMMSCHED_* settings or the machine model differ between ranks: every call ran natively";
+
+const char* thread_level_name(int provided) {
+  switch (provided) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    default: return "multiple";
+  }
+}
+
+// Whether COMMSCHED_BURSTS would watch Isend/Irecv bursts (p2p.cpp's enabled()).
+bool bursts_requested(const settings::Settings& cfg) {
+  return cfg.bursts != settings::BurstLevel::off && cfg.strategy != "native";
+}
+
 // True when COMMSCHED_FAULT injects a failure at `site` now.
 bool fault(std::string_view site) {
   Global& s = g();
   if (s.fault_probability <= 0 || site != s.fault_site) return false;
-  if (std::uniform_real_distribution<double>(0, 1)(s.fault_rng) >= s.fault_probability) return false;
-  ++s.faults_injected;
+  {
+    std::lock_guard lock(s.mu);
+    if (std::uniform_real_distribution<double>(0, 1)(s.fault_rng) >= s.fault_probability)
+      return false;
+    ++s.faults_injected;
+  }
   core::log_warn_once("fault-" + s.fault_site,
                       "COMMSCHED_FAULT injected an internal error at '" + s.fault_site +
                           "'; the ranks fall back to native together (one warning per site)");
@@ -223,6 +261,7 @@ void copy_note(char (&dst)[96], std::string_view s) {
   dst[n] = '\0';
 }
 
+// Call with g().mu held.
 void retire(PatternRecord r) {
   Global& s = g();
   if (s.retired.size() < kMaxRetiredRecords) {
@@ -283,6 +322,7 @@ void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy
                 std::size_t phases, double t0, double dt) {
   Global& s = g();
   if (!s.tracer.is_open()) return;
+  std::lock_guard lock(s.mu);
   if (trace_flush_requested) {
     trace_flush_requested = 0;
     s.tracer.flush();
@@ -342,7 +382,7 @@ void save_wisdom(const Global& s, const std::vector<PatternRecord>& merged) {
 // decisions and the machine model (as its canonical TOML, or the reason it failed to load).
 std::string collective_settings(const Global& s, const std::string& machine_text) {
   const settings::Settings& c = s.cfg;
-  std::string t = std::to_string(s.active) + '|' + c.strategy + '|' +
+  std::string t = std::to_string(s.active.load()) + '|' + c.strategy + '|' +
                   std::to_string(c.learn_calls) + '|' + std::to_string(static_cast<int>(c.rsnh_lambda)) +
                   '|' + std::to_string(c.rsnh_lambda_fixed) + '|' + std::to_string(c.lp_barrier) +
                   '|' + std::to_string(c.seed) + '|' + std::to_string(c.trial) + '|' +
@@ -367,7 +407,9 @@ bool same_everywhere(std::uint64_t d) {
   return out[0] == ~out[1];  // max(d) == min(d)
 }
 
-void setup(int provided) {
+// `saw_init`: called from the MPI_Init or MPI_Init_thread wrapper, where no other thread calls
+// MPI yet, so the collectives over MPI_COMM_WORLD below cannot cross the application's.
+void setup(int provided, bool saw_init) {
   Global& s = g();
   std::lock_guard lock(s.mu);
   if (s.initialised) return;
@@ -384,8 +426,17 @@ void setup(int provided) {
   // Settings are the same on every rank: say what is wrong once, from rank 0.
   if (s.world_rank == 0)
     for (const std::string& w : s.warnings) core::log_warn(w);
-  s.active = s.cfg.enable;
   s.provided = provided;
+  if (s.cfg.enable && provided == MPI_THREAD_MULTIPLE && !saw_init) {
+    // Set up lazily by whichever thread called first (the others see `active` false until
+    // then): checking the settings across ranks needs collectives on MPI_COMM_WORLD that
+    // another thread's may cross.
+    s.all_native_reason = kThreadsLateReason;
+    s.all_native = true;  // still counted, and reported at MPI_Finalize
+    core::log_info(kThreadsLateReason);
+    return;
+  }
+  s.active = s.cfg.enable;
   s.machine = cost::default_machine();
   std::string machine_text, machine_error;
   if (s.active) {  // a disabled library reads no file
@@ -406,6 +457,8 @@ void setup(int provided) {
                      "') differ between ranks, e.g. a file readable on some nodes only; every "
                      "rank runs natively");
     s.active = false;
+    s.all_native_reason = kSettingsDifferReason;  // agreed: every rank writes the report
+    s.all_native = true;
   } else if (!machine_error.empty() && s.world_rank == 0) {
     core::log_warn("COMMSCHED_MACHINE: " + machine_error + "; running native");
   }
@@ -414,9 +467,8 @@ void setup(int provided) {
   // Ranks draw differently, so a fault hits some ranks and not others, as real ones do.
   s.fault_rng.seed(s.cfg.fault_seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s.world_rank + 1)));
   if (s.active && provided == MPI_THREAD_MULTIPLE) {
-    s.active = false;
-    s.threads_native = true;  // still counted, and reported at MPI_Finalize
-    core::log_info("MPI_THREAD_MULTIPLE: commsched runs every call natively (not yet supported)");
+    p2p_threads_native();
+    if (bursts_requested(s.cfg)) core::log_info(kThreadsBurstReason);
   }
   for (int& keyval : s.comm_keyval)
     if (s.active && PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm_state, &keyval,
@@ -431,14 +483,15 @@ void setup(int provided) {
 }
 
 void ensure_setup() {
-  if (g().initialised) return;
+  if (g().initialised.load(std::memory_order_acquire)) [[likely]]
+    return;
   int init = 0, fin = 0;
   PMPI_Initialized(&init);
   PMPI_Finalized(&fin);
   if (!init || fin) return;
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
-  setup(provided);
+  setup(provided, false);
 }
 
 // Node of every rank: the shared-memory domains MPI reports, numbered by their lowest rank, or
@@ -497,15 +550,20 @@ bool make_private(CommState& cs, MPI_Comm comm);
 // while MPI_Finalize deletes attributes: MPI tears everything down then).
 void drop_state(CommState* cs) {
   Global& s = g();
-  auto it = s.comms.find(cs->local_id);
-  if (it == s.comms.end()) return;
-  for (const auto& p : cs->patterns) {
-    fill_record(*p);
-    retire(p->record);
+  std::unique_ptr<CommState> owned;
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.comms.find(cs->local_id);
+    if (it == s.comms.end()) return;
+    for (const auto& p : cs->patterns) {
+      fill_record(*p);
+      retire(p->record);
+    }
+    s.retired_unlearned += cs->unlearned_calls + cs->streak_calls;
+    owned = std::move(it->second);
+    s.comms.erase(it);
   }
-  s.retired_unlearned += cs->unlearned_calls + cs->streak_calls;
-  if (cs->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&cs->dup);
-  s.comms.erase(it);
+  if (owned->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&owned->dup);
 }
 
 // MPI calls this when the application frees or disconnects a communicator that has our state.
@@ -529,7 +587,6 @@ CommState* state_for(MPI_Comm comm, Family family) {
       PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS && flag && found)
     return static_cast<CommState*>(found);
   auto st = std::make_unique<CommState>(s.cfg.learn_calls);
-  st->local_id = ++s.next_local_id;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) {
@@ -547,11 +604,16 @@ CommState* state_for(MPI_Comm comm, Family family) {
     // Nowhere to keep it: this call runs natively with a state nobody finds again. Every rank
     // of the communicator fails alike (the same MPI), so all of them run natively.
     core::log_warn_once("set_attr", "cannot attach state to a communicator; it runs natively");
-    static CommState orphan(1);  // shared, read-only in effect: native_only short-circuits
+    // native_only short-circuits; one per thread, as calls still count on it.
+    static thread_local CommState orphan(1);
     orphan.native_only = true;
     return &orphan;
   }
-  s.comms.emplace(raw->local_id, std::move(st));
+  {
+    std::lock_guard lock(s.mu);
+    raw->local_id = ++s.next_local_id;
+    s.comms.emplace(raw->local_id, std::move(st));
+  }
   // A trace names the communicator of every call, learned or not: set up at once. Whether a
   // trace was asked for is agreed (the settings digest); whether this rank could open its file
   // is not, so that decides nothing collective.
@@ -580,7 +642,7 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   // The library's own calls return their errors; a failure becomes a vote, and an error the
   // application must see is raised on its communicator (alltoallv), never ours.
   PMPI_Comm_set_errhandler(cs.dup, MPI_ERRORS_RETURN);
-  std::int64_t id[2] = {s.world_rank, ++s.comms_seen};
+  std::int64_t id[2] = {s.world_rank, s.comms_seen.fetch_add(1) + 1};
   PMPI_Bcast(id, 2, MPI_INT64_T, 0, cs.dup);
   cs.comm_root = id[0];
   cs.comm_serial = id[1];
@@ -715,7 +777,10 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
     }
   if (cs.patterns.size() >= kMaxPatternsPerComm) {
     fill_record(*cs.patterns.front());
-    retire(cs.patterns.front()->record);
+    {
+      std::lock_guard lock(s.mu);
+      retire(cs.patterns.front()->record);
+    }
     if (cs.timed_pattern == cs.patterns.front().get()) cs.timed_pattern = nullptr;
     cs.patterns.erase(cs.patterns.begin());
   }
@@ -1006,7 +1071,7 @@ int init_thread(int* argc, char*** argv, int required, int* provided) {
 
 void after_init(int provided) {
   try {
-    setup(provided);
+    setup(provided, true);
     p2p_init();  // every rank is here: the communicators of level collective
   } catch (...) {
   }
@@ -1034,28 +1099,36 @@ int comm_disconnect(MPI_Comm* comm) {
 void before_finalize() {
   try {
     Global& s = g();
-    if (!s.initialised || (!s.active && !s.threads_native)) return;
+    if (!s.initialised || (!s.active && !s.all_native)) return;
     ReportHeader h;
-    if (s.threads_native) {  // nothing learned or substituted: say what ran native and why
-      h.native_reason = "MPI_THREAD_MULTIPLE: every call ran natively (not yet supported)";
-      h.unlearned_calls = s.threaded_calls.load();
+    h.thread_level = thread_level_name(s.provided);
+    if (s.all_native) {  // nothing learned or substituted: say what ran native and why
+      h.native_reason = s.all_native_reason;
+      h.unlearned_calls = s.native_calls.load();
       PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
       h.strategy_setting = s.cfg.strategy;
       h.warnings = s.warnings;
       write_report(MPI_COMM_WORLD, {}, h, s.cfg.report_path,
                    s.cfg.log_level >= core::LogLevel::warn);
-      s.threads_native = false;
+      s.all_native = false;
       return;
     }
     h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
-    std::vector<PatternRecord> recs = s.retired;
-    h.unlearned_calls = s.retired_unlearned;
-    for (const auto& [id, cs] : s.comms) {
-      for (const auto& p : cs->patterns) {
-        fill_record(*p);
-        recs.push_back(p->record);
+    if (s.provided == MPI_THREAD_MULTIPLE && bursts_requested(s.cfg))
+      h.burst_native_reason = kThreadsBurstReason;
+    std::vector<PatternRecord> recs;
+    {
+      // MPI_Finalize is called once every thread's calls have returned; the lock is for form.
+      std::lock_guard lock(s.mu);
+      recs = s.retired;
+      h.unlearned_calls = s.retired_unlearned;
+      for (const auto& [id, cs] : s.comms) {
+        for (const auto& p : cs->patterns) {
+          fill_record(*p);
+          recs.push_back(p->record);
+        }
+        h.unlearned_calls += cs->unlearned_calls + cs->streak_calls;
       }
-      h.unlearned_calls += cs->unlearned_calls + cs->streak_calls;
     }
     PMPI_Comm_size(MPI_COMM_WORLD, &h.ranks);
     h.strategy_setting = s.cfg.strategy;
@@ -1095,7 +1168,7 @@ int exchange(const Exchange& x) {
   ensure_setup();
   Global& s = g();
   if (!s.active || comm == MPI_COMM_NULL) {
-    if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+    if (s.all_native) s.native_calls.fetch_add(1, std::memory_order_relaxed);
     return x.native(x);
   }
   p2p_flush(x.name + 4);  // without "MPI_"
@@ -1374,11 +1447,13 @@ int exchange(const Exchange& x) {
         // The probes that found it, too (agreed): learning, probes and trial share one budget.
         p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
         cs.probes_charged_s = cs.probes_spent_s;
-        if (s.tracer.is_open())
+        if (s.tracer.is_open()) {
+          std::lock_guard lock(s.mu);
           p->trace_id = s.tracer.add_pattern(
               {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
                p->matrix.nonzeros(), p->matrix.total_bytes(), p->matrix.hash(), p->running().id,
                static_cast<std::uint32_t>(p->running().phases), p->matrix.row(cs.rank)});
+        }
         core::log_info_once(
             "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
             "learned a " + std::to_string(cs.size) + "-rank pattern (" +
@@ -1472,7 +1547,7 @@ bool pass_through() {
   ensure_setup();
   Global& s = g();
   if (s.active) return false;
-  if (s.threads_native) s.threaded_calls.fetch_add(1, std::memory_order_relaxed);
+  if (s.all_native) s.native_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

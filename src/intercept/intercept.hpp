@@ -10,7 +10,8 @@ namespace commsched::intercept {
 
 /// The settings, once MPI is initialised and the library is active; nullptr otherwise.
 const settings::Settings* active_settings();
-/// False before MPI_Init, after MPI_Finalize, when disabled or under MPI_THREAD_MULTIPLE.
+/// False before MPI_Init, after MPI_Finalize, when disabled, or under MPI_THREAD_MULTIPLE when
+/// MPI was initialised where the library did not see it.
 bool library_active();
 
 int init(int* argc, char*** argv);

@@ -54,6 +54,9 @@ int request_get_status(MPI_Request req, int* flag, MPI_Status* status);
 void p2p_flush(const char* call);
 /// Call where every rank is (MPI_Init): makes level collective's communicators.
 void p2p_init();
+/// MPI_THREAD_MULTIPLE (call at MPI_Init_thread, before p2p_init): bursts pass through to MPI
+/// untouched and the burst state is never written again, as threads may post at once.
+void p2p_threads_native();
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);
 

@@ -1,30 +1,33 @@
 #include "intercept/pcontrol.hpp"
 
+#include <atomic>
+
 #include "intercept/p2p.hpp"
 
 namespace commsched::intercept {
 namespace {
 
-// Plain values: the library runs only where one thread calls MPI at a time.
-bool paused_now = false;
-std::int64_t paused_count = 0;
+// Atomic: under MPI_THREAD_MULTIPLE any thread may pause, and every thread's calls read it.
+std::atomic<bool> paused_now{false};
+std::atomic<std::int64_t> paused_count{0};
 
 }  // namespace
 
 void pcontrol(int level) {
   const bool pause = level == 0;
   // Sends held for a burst in progress go now: nothing stays held while paused.
-  if (pause && !paused_now) p2p_flush(nullptr);
-  paused_now = pause;
+  if (pause && !paused_now.load(std::memory_order_relaxed)) p2p_flush(nullptr);
+  paused_now.store(pause, std::memory_order_relaxed);
 }
 
-bool paused() { return paused_now; }
+bool paused() { return paused_now.load(std::memory_order_relaxed); }
 
 bool note_paused_call() {
-  if (paused_now) ++paused_count;
-  return paused_now;
+  const bool now = paused_now.load(std::memory_order_relaxed);
+  if (now) paused_count.fetch_add(1, std::memory_order_relaxed);
+  return now;
 }
 
-std::int64_t paused_calls() { return paused_count; }
+std::int64_t paused_calls() { return paused_count.load(); }
 
 }  // namespace commsched::intercept

@@ -98,8 +98,10 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                        {"device_calls", h.device_calls},
                       {"paused_calls", h.paused_calls},
                        {"native_reason", h.native_reason},
+                       {"thread_level", h.thread_level},
                        {"patterns", std::move(patterns)},
                        {"burst_level", h.burst_level},
+                       {"burst_native_reason", h.burst_native_reason},
                        {"bursts", std::move(bursts)},
                        {"warnings", h.warnings}};
   return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -120,6 +122,8 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (!h.native_reason.empty())
     std::fprintf(stderr, "[commsched]   %s: %lld MPI_Alltoallv call(s) on rank 0\n",
                  h.native_reason.c_str(), static_cast<long long>(h.unlearned_calls));
+  if (!h.burst_native_reason.empty())
+    std::fprintf(stderr, "[commsched]   %s\n", h.burst_native_reason.c_str());
   if (h.device_calls > 0)
     std::fprintf(stderr, "[commsched]   %lld call(s) on GPU memory ran natively (summed over ranks)\n",
                  static_cast<long long>(h.device_calls));

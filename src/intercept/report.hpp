@@ -66,6 +66,8 @@ struct ReportHeader {
   std::int64_t paused_calls = 0;     ///< calls MPI_Pcontrol(0) sent native; summed over ranks
   std::string burst_level = "off";   ///< COMMSCHED_BURSTS as applied
   std::string native_reason;         ///< why every call ran natively, when one did
+  std::string thread_level = "single";  ///< what MPI_Init_thread provided
+  std::string burst_native_reason;   ///< why Isend/Irecv bursts ran natively, when set to watch
   std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks
 };
 

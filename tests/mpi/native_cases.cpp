@@ -1,11 +1,18 @@
-// Cases the library leaves native, with one notice: an intercommunicator, and a job initialised
-// with MPI_THREAD_MULTIPLE. Each calls MPI_Alltoallv (intercepted when preloaded) enough times
-// to be learned, and compares every byte with PMPI_Alltoallv on the same inputs.
-//   native_cases intercomm | thread_multiple
+// An intercommunicator, which the library leaves native with one notice; a job initialised
+// with MPI_THREAD_MULTIPLE, where it learns as usual (only bursts stay native, with one notice);
+// the same initialised through PMPI_Init_thread, which the library does not see, so that it
+// stays native (it cannot check the settings across ranks there) and the report says why; and
+// a job whose ranks see different COMMSCHED_SEED values (set here before MPI_Init from the
+// launcher's rank variable), where every rank runs natively and the report says why. Each
+// calls MPI_Alltoallv (intercepted when preloaded) enough times to be learned, and compares
+// every byte with PMPI_Alltoallv on the same inputs.
+//   native_cases intercomm | thread_multiple | thread_multiple_unseen | settings_differ
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -42,9 +49,19 @@ int exchange_and_compare(MPI_Comm comm, int peers, int me, int calls) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool threads = argc > 1 && std::strcmp(argv[1], "thread_multiple") == 0;
+  const std::string mode = argc > 1 ? argv[1] : "intercomm";
+  const bool unseen = mode == "thread_multiple_unseen";
+  const bool threads = mode == "thread_multiple" || unseen;
+  if (mode == "settings_differ") {
+    // Open MPI's and MPICH's launchers name each process's rank before MPI_Init.
+    const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = std::getenv("PMI_RANK");
+    setenv("COMMSCHED_SEED", r ? r : "0", 1);
+  }
   int provided = 0;
-  if (threads) {
+  if (unseen) {
+    PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else if (threads) {
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   } else {
     MPI_Init(&argc, &argv);
@@ -52,8 +69,13 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (threads && provided != MPI_THREAD_MULTIPLE) {  // a skip that says so, never a pass
+    if (rank == 0) std::printf("native_cases %s: SKIP: no MPI_THREAD_MULTIPLE\n", mode.c_str());
+    MPI_Finalize();
+    return 77;
+  }
   int failures = 0;
-  if (threads) {
+  if (threads || mode == "settings_differ") {
     failures = exchange_and_compare(MPI_COMM_WORLD, size, rank, 6);
   } else if (size >= 2) {
     // Two halves joined by an intercommunicator; ranks address the remote half.
@@ -71,8 +93,7 @@ int main(int argc, char** argv) {
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("native_cases %s: %s\n", threads ? "thread_multiple" : "intercomm",
-                             total == 0 ? "ok" : "FAILED");
+  if (rank == 0) std::printf("native_cases %s: %s\n", mode.c_str(), total == 0 ? "ok" : "FAILED");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

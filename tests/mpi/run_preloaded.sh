@@ -19,6 +19,7 @@
 #   --expect-output REGEX    some stdout line matches REGEX
 #   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages)
 #   --expect-patterns N      at least N patterns ran optimised
+#   --expect-reason REGEX    the report's native_reason (why every call ran natively) matches
 #   --expect-bursts N        at least N Isend/Irecv burst patterns ran substituted (report
 #                            "bursts": entries with "substituted" > 0; at level collective,
 #                            with "collective" > 0)
@@ -34,7 +35,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
-expect_stderr="" expect_patterns=0 expect_bursts=0 schema=""
+expect_stderr="" expect_patterns=0 expect_bursts=0 expect_reason="" schema=""
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -51,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
     --expect-patterns) expect_patterns="${2-}"; require_report=1; shift 2 ;;
     --expect-bursts) expect_bursts="${2-}"; require_report=1; shift 2 ;;
+    --expect-reason) expect_reason="${2-}"; require_report=1; shift 2 ;;
     --schema) schema="${2-}"; require_report=1; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1'" ;;
@@ -88,6 +90,12 @@ rc=$?
 cat "$tmp/stdout"
 cat "$tmp/stderr" >&2
 
+# 77: the program found what it tests missing (an MPI without MPI_THREAD_MULTIPLE) and said so.
+if [[ $rc -eq 77 ]]; then
+  echo "run_preloaded: skipped: the command exited with 77" >&2
+  exit 77
+fi
+
 fail=0
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
   echo "run_preloaded: FAIL: timed out (deadlock?)" >&2; fail=1
@@ -117,9 +125,9 @@ fi
 
 if [[ -n "$report" && ( $require_report -eq 1 || -e "$report" ) ]]; then
   "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" \
-    "$expect_patterns" "$expect_bursts" <<'EOF' || fail=1
-import json, sys
-path, strategy, optimised, required, min_patterns, min_bursts = sys.argv[1:7]
+    "$expect_patterns" "$expect_bursts" "$expect_reason" <<'EOF' || fail=1
+import json, re, sys
+path, strategy, optimised, required, min_patterns, min_bursts, reason = sys.argv[1:8]
 try:
     with open(path) as f:
         report = json.load(f)
@@ -160,6 +168,8 @@ if bursts:
 if len(substituted) < int(min_bursts):
     problems.append(f"expected at least {min_bursts} substituted burst patterns, "
                     f"got {len(substituted)}")
+if reason and not re.search(reason, report.get("native_reason", "")):
+    problems.append(f"native_reason {report.get('native_reason')!r} does not match /{reason}/")
 for p in problems:
     print(f"run_preloaded: FAIL: {p}", file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -5,8 +5,8 @@
 //   serialized  several threads call MPI in turn (a mutex orders them), one communicator each
 //   multiple    several threads call MPI_Alltoallv at the same time, each on its own
 //               communicator (created by the main thread, in the same order on every rank)
-// Each communicator sees the same pattern often enough to be learned; at MULTIPLE the library
-// runs every call natively, below it the calls may run optimised.
+// Each communicator sees the same pattern often enough to be learned, at every level, and the
+// calls may run optimised.
 //
 //   threads single|funneled|serialized|multiple [--threads T] [--calls C]
 //
