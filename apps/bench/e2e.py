@@ -43,11 +43,11 @@ WORKLOADS = {
     "short50_1k": (["--pattern", "skewed", "--degree", "4", "--unit", "1024"], 50),
     "long1000_1k": (["--pattern", "skewed", "--degree", "4", "--unit", "1024"], 1000),
     # The other entry points: MPI_Alltoall of 64 B and of 1 KiB with every rank, and
-    # MPI_Neighbor_alltoallv on a distributed graph of a random sparse pattern.
+    # MPI_Neighbor_alltoallv on the distributed graph of the ring fan.
     "alltoall_64": (["--call", "alltoall", "--unit", "64"], 300),
     "alltoall_1k": (["--call", "alltoall", "--unit", "1024"], 300),
-    "neighbor_1k": (["--call", "neighbor", "--pattern", "random", "--degree", "4", "--unit",
-                     "1024"], 300),
+    "neighbor_fan_4k": (["--call", "neighbor", "--pattern", "neighbors", "--degree", "4",
+                         "--unit", "4096"], 300),
 }
 MACHINES = ["shm", "flat", "shallow", "two_clusters"]
 
