@@ -28,10 +28,18 @@ exit 1 and shows FAILED.
   fft2d   tests/apps/fft2d_transpose.f90 (Fortran MPI_ALLTOALLV), built in the build tree.
           Correct: its checksum against its serial reference.
 
+--predict MACHINE_FILE (issue 27, item 2): before the pairs, one untimed run traced
+(COMMSCHED_TRACE with COMMSCHED_TRIAL=0: every pattern learned at once; under
+COMMSCHED_STRATEGY=native nothing is learned, so its trace holds no pattern) and
+commsched-analyze's what-if on it with that machine file: per pattern, the predicted time per
+call of native and of the best strategy; their difference times the calls is the predicted
+saving, set beside the measured one. --pairs 0: the predictions only.
+
 --smoke: one pair, fft2d if built else fftw, small sizes (the CI point). An application that
 is not installed or not built prints one SKIPPED line; with --smoke and none available the
 tier prints SKIPPED and exits 0.
 """
+import datetime
 import json
 import os
 import re
@@ -46,6 +54,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MACHINES = ["shm", "flat", "shallow", "two_clusters"]
 LAMMPS_EXAMPLE = "/usr/share/doc/lammps-examples/examples/peptide"
+
+
+def git_commit():
+    from bench import git_commit as commit  # the harness's own, as e2e takes NETNS_CONFIGS
+    return commit()
 
 
 def read(path):
@@ -313,7 +326,8 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
     os.chmod(root, 0o755)
     summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
-               "pairs": a.pairs}
+               "pairs": a.pairs, "commit": git_commit(),
+               "date": datetime.datetime.now().isoformat(timespec="seconds")}
     natives, preloads, ratios, reports, owns = [], [], [], [], {"native": [], "preloaded": []}
     failed = None
     try:
@@ -393,6 +407,70 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     return summary
 
 
+def analyze(analyzer, trace, machine_file, prefix):
+    """commsched-analyze's what-if on a trace: per pattern its calls, the measured time per
+    call, and the predicted time per call of native and of the best strategy (with the
+    library's per-call agreement, what auto ranks by)."""
+    p = subprocess.run([analyzer, trace, "--machine", machine_file, "--csv", prefix],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"commsched-analyze: exit status {p.returncode}: {p.stderr[-200:]}")
+    pats = {}
+    for block in re.split(r"\n(?=P\d+ )", "\n" + p.stdout):
+        m = re.match(r"\s*(P\d+)\s+comm (\S+), (\d+) ranks", block)
+        c = re.search(r"strategy (\S+) .*?: (\d+) calls, (\d+) optimised; per call: native "
+                      r"(\S+ \S+|-), optimised (\S+ \S+|-)", block)
+        if m and c:
+            pats[m.group(1)] = {"comm": m.group(2), "ranks": int(m.group(3)),
+                                "ran": c.group(1), "calls": int(c.group(2))}
+    rows = [ln.split(",") for ln in read(prefix + "-whatif.csv").splitlines()[1:]]
+    for r in rows:
+        pat, strategy, ok, per_call = r[0], r[2], r[3] == "1", float(r[5])
+        if pat not in pats or not ok:
+            continue
+        q = pats[pat]
+        if strategy == "native":
+            q["native_pred_s"] = per_call
+        elif per_call < q.get("best_pred_s", float("inf")):
+            q["best_pred_s"], q["best"] = per_call, strategy
+    out = [q for q in pats.values() if "native_pred_s" in q and "best_pred_s" in q]
+    saving = sum(q["calls"] * max(0.0, q["native_pred_s"] - q["best_pred_s"]) for q in out)
+    return {"patterns": out, "predicted_saving_s": saving}
+
+
+def predict_point(machine, launch, n, name, a, out, log):
+    """One untimed run traced (COMMSCHED_TRACE; COMMSCHED_TRIAL=0, so that every pattern is
+    learned at once and recorded: under COMMSCHED_STRATEGY=native nothing is learned), then
+    commsched-analyze's prediction of what the best strategy per pattern would save."""
+    app = APPS[name](a.smoke)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
+    root = tempfile.mkdtemp(prefix=f"cs-apps-trace-{name}-")
+    os.chmod(root, 0o755)
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    trace = os.path.join(root, "trace")
+    rec = {"tier": "apps", "record": "prediction", "machine": machine, "app": name, "ranks": n,
+           "machine_file": a.predict, "commit": git_commit(),
+           "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    try:
+        if hasattr(app, "setup"):
+            app.setup(root, launch, base, a.build, a.timeout)
+        la = launch + ["--wdir", os.path.join(root, "run"), "-x", f"LD_PRELOAD={lib}",
+                       "-x", f"COMMSCHED_TRACE={trace}", "-x", "COMMSCHED_TRIAL=0"]
+        one_run(app, la, base, os.path.join(root, "run"), a.build, n, a.timeout)
+        analyzer = os.path.join(a.build, "apps", "commsched-analyze")
+        rec.update(analyze(analyzer, trace, a.predict, os.path.join(root, "an")))
+        shutil.rmtree(root, ignore_errors=True)
+        log(f"[apps] {machine} {name}: predicted saving {rec['predicted_saving_s']:.3g} s over "
+            f"{len(rec['patterns'])} patterns ({a.predict})")
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        rec["failed"] = f"prediction: {e}"
+        log(f"[apps] {machine} {name}: FAILED: {rec['failed']}")
+    out.write(json.dumps(rec) + "\n")
+    out.flush()
+    return rec
+
+
 def chosen(r):
     """What the library did, in words: the strategies of its learned patterns."""
     if not r.get("patterns"):
@@ -419,6 +497,20 @@ def table(rows):
     return "\n".join(lines)
 
 
+def prediction_table(preds, rows):
+    measured = {(r["machine"], r["app"]): r for r in rows if not r.get("failed")}
+    lines = ["| app | machine | patterns | best predicted (calls) | predicted saving s | "
+             "measured saving s (native − preloaded, medians) |", "|---|---|---|---|---|---|"]
+    for p in preds:
+        best = ", ".join(sorted({f"{q['best']} ({q['calls']})" for q in p["patterns"]
+                                 if q["best_pred_s"] < q["native_pred_s"]})) or "native"
+        m = measured.get((p["machine"], p["app"]))
+        gain = f"{m['native_s'] - m['preloaded_s']:.2f}" if m else "–"
+        lines.append(f"| {p['app']} | {p['machine']} | {len(p['patterns'])} | {best} | "
+                     f"{p['predicted_saving_s']:.3g} | {gain} |")
+    return "\n".join(lines)
+
+
 def selected(a, log):
     names = a.apps.split(",") if a.apps else (["fft2d", "fftw"] if a.smoke else list(APPS))
     for nm in names:
@@ -441,6 +533,12 @@ def run_apps(machine, launch, n, a, out_path, log, failures):
     rows = []
     with open(out_path, "a") as out:
         for nm in a.ready:
+            if a.predict:
+                r = predict_point(machine, launch, n, nm, a, out, log)
+                if r.get("failed"):
+                    failures.append(f"apps {machine} {nm}: {r['failed']}")
+            if a.pairs == 0:
+                continue
             r = app_point(machine, launch, n, nm, a, lib, out, log)
             if r.get("failed"):
                 failures.append(f"apps {machine} {nm}: {r['failed']}")
@@ -485,11 +583,17 @@ def main(a, here, log, failures):
                "--timeout", str(a.timeout), "--apps", ",".join(a.ready)]
         if a.smoke:
             cmd.append("--smoke")
+        if a.predict:
+            cmd += ["--predict", a.predict]
         rc = subprocess.run(cmd).returncode
         if rc != 0:
             failures.append(f"apps {m}: exit status {rc}")
-    rows = [json.loads(l) for l in open(out_path) if '"summary"' in l]
+    recs = [json.loads(l) for l in open(out_path)]
+    rows = [r for r in recs if r["record"] == "summary"]
     print(table(rows), flush=True)
+    preds = [r for r in recs if r["record"] == "prediction" and not r.get("failed")]
+    if preds:
+        print(prediction_table(preds, rows), flush=True)
     log(f"[apps] {len(rows)} points, {sum(1 for r in rows if r.get('failed'))} failed; "
         f"{out_path}")
 

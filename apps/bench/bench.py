@@ -1043,6 +1043,10 @@ def main():
     ap.add_argument("--e2e-ranks", type=int, default=8, help="e2e: ranks in shared memory")
     # apps (--machines, --pairs as e2e)
     ap.add_argument("--app-ranks", type=int, default=4, help="apps: ranks in shared memory")
+    ap.add_argument("--predict", default=None, metavar="MACHINE_FILE",
+                    help="apps: also trace one run and predict the saving with "
+                         "commsched-analyze on this machine file (e.g. config/machines/"
+                         "netns100.toml)")
     ap.add_argument("--smoke", action="store_true",
                     help="apps: one small application, one pair (the CI point)")
     a = ap.parse_args()
