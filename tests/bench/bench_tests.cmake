@@ -25,3 +25,9 @@ add_test(NAME bench.apps.smoke
                  --out ${CMAKE_BINARY_DIR}/bench/apps-smoke.jsonl)
 set_tests_properties(bench.apps.smoke PROPERTIES LABELS bench TIMEOUT 60
                      SKIP_REGULAR_EXPRESSION "SKIPPED: apps: no application")
+# The application tier's harness, no MPI: a stand-in mpirun makes the preloaded run print other
+# numbers, write no report or crash, and bench.py apps must exit 1 and show it FAILED.
+add_test(NAME bench.apps_failures
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/apps_failures.py)
+set_tests_properties(bench.apps_failures PROPERTIES LABELS unit TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "apps_failures: ok")
