@@ -67,8 +67,9 @@ def write_exe(path, text):
 
 def run(work, name, fake):
     out = os.path.join(work, f"{name}.jsonl")
+    # TMPDIR: the work directories a failed point keeps go away with this test's own.
     env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"],
-               CS_FAKE=fake)
+               CS_FAKE=fake, TMPDIR=work)
     p = subprocess.run([sys.executable, BENCH, "apps", "--smoke", "--apps", "fft2d",
                         "--build", os.path.join(work, "build"), "--out", out, "--timeout", "30"],
                        capture_output=True, text=True, env=env, timeout=120)
