@@ -11,6 +11,10 @@
   apps/bench/bench.py e2e [--machines shm,flat,shallow,two_clusters] [--pairs 5] ...
       The whole-job tier (apps/bench/e2e.py): whole programs natively and preloaded with
       default settings, A/B interleaved, learning and trial included; the headline table.
+  apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3] [--smoke] ...
+      The application tier (apps/bench/apps.py): LAMMPS, FFTW 3 MPI, HPCC and a Fortran FFT,
+      unmodified, natively and preloaded with default settings, A/B interleaved, whole wall
+      time, correctness from each program's own output.
   apps/bench/bench.py smpi --set bursts [--ranks 64,256] [--platforms flat] ...
       Issue 6: halo_exchange and cg_solver (Isend/Irecv bursts, built for SMPI with METIS)
       natively and linked with COMMSCHED_BURSTS=off and =local; see smpi_bursts_main.
@@ -1024,7 +1028,8 @@ def finish():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("tier", choices=["netns", "smpi", "netns-inner", "e2e", "e2e-inner"])
+    ap.add_argument("tier", choices=["netns", "smpi", "netns-inner", "e2e", "e2e-inner", "apps",
+                                     "apps-inner"])
     ap.add_argument("--set", default="default",
                     choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts",
                              "alltoall", "paper000"])
@@ -1061,7 +1066,8 @@ def main():
                          "SMPI's pairwise alltoallv, cheap to simulate, not the linear one")
     ap.add_argument("--platforms", default=None, help="smpi: only these platforms")
     ap.add_argument("--apps", default=None,
-                    help="smpi --set bursts: only these programs (halo_exchange,cg_solver)")
+                    help="smpi --set bursts: only these programs (halo_exchange,cg_solver); "
+                         "apps: only these applications (lammps,fftw,hpcc,fft2d)")
     ap.add_argument("--burst-iterations", type=int, default=20,
                     help="smpi --set bursts: exchanges per run, each timed (the first learns)")
     ap.add_argument("--learn-alltoallv", default="auto",
@@ -1074,10 +1080,18 @@ def main():
                     help="simulate native (SMPI's linear alltoallv) only up to this many ranks")
     # e2e
     ap.add_argument("--machines", default=None,
-                    help="e2e: shm,flat,shallow,two_clusters (default shm)")
-    ap.add_argument("--pairs", type=int, default=5, help="e2e: A/B pairs per point")
+                    help="e2e, apps: shm,flat,shallow,two_clusters (default shm)")
+    ap.add_argument("--pairs", type=int, default=5, help="e2e, apps: A/B pairs per point")
     ap.add_argument("--workloads", default=None, help="e2e: only these workloads")
     ap.add_argument("--e2e-ranks", type=int, default=8, help="e2e: ranks in shared memory")
+    # apps (--machines, --pairs as e2e)
+    ap.add_argument("--app-ranks", type=int, default=4, help="apps: ranks in shared memory")
+    ap.add_argument("--predict", default=None, metavar="MACHINE_FILE",
+                    help="apps: also trace one run and predict the saving with "
+                         "commsched-analyze on this machine file (e.g. config/machines/"
+                         "netns100.toml)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="apps: one small application, one pair (the CI point)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build or default_build())
     if a.set in ("table5", "table11", "bursts") and a.tier != "smpi":
@@ -1092,6 +1106,12 @@ def main():
     elif a.tier == "e2e-inner":
         import e2e
         e2e.inner(a, log)
+    elif a.tier == "apps":
+        import apps
+        apps.main(a, HERE, log, FAILURES)
+    elif a.tier == "apps-inner":
+        import apps
+        apps.inner(a, log, FAILURES)
     else:
         netns_inner(a)
     finish()

@@ -15,3 +15,19 @@ endforeach()
 add_test(NAME bench.harness_failures
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/bench_failures.py)
 set_tests_properties(bench.harness_failures PROPERTIES LABELS unit TIMEOUT 120)
+# The application tier's smoke point: one small unmodified program (the Fortran FFT, else the
+# FFTW driver) at 2 ranks in shared memory, one native and one preloaded run; it fails unless
+# the preloaded run's own output equals the native run's and the library wrote its report.
+# Skipped where no application is available (no MPI Fortran and no FFTW MPI headers).
+add_test(NAME bench.apps.smoke
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/apps/bench/bench.py apps --smoke
+                 --app-ranks 2 --timeout 50 --build ${CMAKE_BINARY_DIR}
+                 --out ${CMAKE_BINARY_DIR}/bench/apps-smoke.jsonl)
+set_tests_properties(bench.apps.smoke PROPERTIES LABELS bench TIMEOUT 60
+                     SKIP_REGULAR_EXPRESSION "SKIPPED: apps: no application")
+# The application tier's harness, no MPI: a stand-in mpirun makes the preloaded run print other
+# numbers, write no report or crash, and bench.py apps must exit 1 and show it FAILED.
+add_test(NAME bench.apps_failures
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/apps_failures.py)
+set_tests_properties(bench.apps_failures PROPERTIES LABELS unit TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "apps_failures: ok")

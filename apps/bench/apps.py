@@ -1,0 +1,614 @@
+"""The application tier: real, unmodified MPI programs, natively and with the library preloaded.
+
+  apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3]
+                           [--apps lammps,fftw,hpcc,fft2d] [--app-ranks 4] [--smoke] [--out FILE]
+
+Each application runs natively and with libcommsched.so preloaded with default settings (no
+COMMSCHED_* variable but COMMSCHED_REPORT, which only writes the report), A/B interleaved
+--pairs times in alternating order (native first in even pairs). A run's time is its whole
+wall time, launch to exit; beside it, the program's own breakdown where it prints one. The
+ratio of a pair is native / preloaded (above 1: faster preloaded). A preloaded run is correct
+when the numbers of its own correctness output equal the native run's of the same pair, and
+the program's own checks pass in both. A run that fails, times out or differs makes the tier
+exit 1 and shows FAILED.
+
+  lammps  Debian's `lmp`: the bundled peptide example (PPPM, SHAKE, NVT) replicated 2x1x1,
+          with `kspace_modify collective yes` (the 3-D FFT remaps call MPI_Alltoallv), 200
+          steps. Correct: every thermo row (step, temperature, energies, pressure, 15 digits)
+          and the neighbour statistics. Breakdown: the Kspace and Comm rows of LAMMPS' MPI
+          task timing (average seconds and share of the loop).
+  fftw    apps/bench/fftw3d_mpi.c built against FFTW 3's MPI interface (Debian
+          libfftw3-mpi-dev): 100 forward and backward 3-D transforms of 64^3 points, whose slab
+          transposes are MPI_Alltoall (one per transform, 202 calls). Its FFTW_MEASURE plan is
+          measured once per machine by an untimed native run and read from that wisdom by
+          every timed run. Correct: its checksum and round-trip residual. Breakdown: the
+          transforms' own time.
+  hpcc    Debian's `hpcc` with tests/apps/hpccinf.txt at N = 1000 (HPCC runs all its tests).
+          Correct: its residuals and error counts. Breakdown: MPIFFT Gflop/s, PTRANS GB/s.
+  fft2d   tests/apps/fft2d_transpose.f90 (Fortran MPI_ALLTOALLV), built in the build tree.
+          Correct: its checksum against its serial reference.
+
+--predict MACHINE_FILE (issue 27, item 2): before the pairs, one untimed run traced
+(COMMSCHED_TRACE with COMMSCHED_TRIAL=0: every pattern learned at once; under
+COMMSCHED_STRATEGY=native nothing is learned, so its trace holds no pattern) and
+commsched-analyze's what-if on it with that machine file: per pattern, the predicted time per
+call of native and of the best strategy; their difference times the calls is the predicted
+saving, set beside the measured one. --pairs 0: the predictions only.
+
+--smoke: one pair, fft2d if built else fftw, small sizes (the CI point). An application that
+is not installed or not built prints one SKIPPED line; with --smoke and none available the
+tier prints SKIPPED and exits 0.
+"""
+import datetime
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MACHINES = ["shm", "flat", "shallow", "two_clusters"]
+LAMMPS_EXAMPLE = "/usr/share/doc/lammps-examples/examples/peptide"
+
+
+def git_commit():
+    from bench import git_commit as commit  # the harness's own, as e2e takes NETNS_CONFIGS
+    return commit()
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+class Lammps:
+    name = "lammps"
+
+    def __init__(self, smoke):
+        self.steps = 20 if smoke else 200
+
+    def missing(self, build):
+        if not shutil.which("lmp"):
+            return "no `lmp` (Debian package lammps)"
+        if not os.path.exists(os.path.join(LAMMPS_EXAMPLE, "in.peptide")):
+            return f"no {LAMMPS_EXAMPLE} (Debian package lammps-examples)"
+        return None
+
+    def prepare(self, work, build, ranks):
+        shutil.copy(os.path.join(LAMMPS_EXAMPLE, "data.peptide"), work)
+        text = read(os.path.join(LAMMPS_EXAMPLE, "in.peptide"))
+        text = re.sub(r"^(kspace_style.*)$", r"\1\nkspace_modify\tcollective yes", text, flags=re.M)
+        text = re.sub(r"^(read_data.*)$", r"\1\nreplicate\t2 1 1", text, flags=re.M)
+        text = re.sub(r"^run\s.*$", f"run\t\t{self.steps}", text, flags=re.M)
+        text = re.sub(r"^thermo_style.*$", "thermo_style\tcustom step temp epair emol etotal press",
+                      text, flags=re.M)
+        text = re.sub(r"^thermo\s.*$", "thermo\t\t20\nthermo_modify\tformat float %.15g", text,
+                      flags=re.M)
+        if "collective yes" not in text or "replicate" not in text:
+            raise RuntimeError("could not edit in.peptide")
+        with open(os.path.join(work, "in.bench"), "w") as f:
+            f.write(text)
+        return [shutil.which("lmp"), "-in", "in.bench", "-log", "none"]
+
+    def parse(self, work, stdout):
+        numbers = [ln.strip() for ln in stdout.splitlines()
+                   if re.match(r"^\s+\d+ [-\d.e+ ]+$", ln)
+                   or re.match(r"^(Total # of neighbors|Ave neighs/atom|Neighbor list builds|"
+                               r"Dangerous builds)", ln)]
+        m = re.search(r"^Loop time of ([\d.eE+-]+)", stdout, re.M)
+        own = {}
+        if m:
+            own["loop_s"] = float(m.group(1))
+        for sect in ("Kspace", "Comm", "Pair"):
+            r = re.search(rf"^{sect}\s*\|\s*[\d.eE+-]+\s*\|\s*([\d.eE+-]+)\s*\|.*\|\s*([\d.]+)\s*$",
+                          stdout, re.M)
+            if r:
+                own[sect.lower() + "_s"] = float(r.group(1))
+                own[sect.lower() + "_pct"] = float(r.group(2))
+        ok = bool(m) and "Total wall time" in stdout and len(numbers) >= 3
+        return numbers, ok, own
+
+    @staticmethod
+    def comm_share(own):
+        if "kspace_pct" in own and "comm_pct" in own:
+            return (f"Kspace {own['kspace_pct']:.0f} % + Comm {own['comm_pct']:.0f} % "
+                    f"of the loop")
+        return "–"
+
+
+class Fftw:
+    name = "fftw"
+
+    def __init__(self, smoke):
+        self.n, self.reps = (32, 20) if smoke else (64, 100)
+        self.wisdom = None
+
+    def setup(self, root, launch, env, build, timeout):
+        """FFTW_MEASURE's plan differs from run to run: measure it natively, untimed, and
+        write it as wisdom; every timed run then plans from that wisdom and runs the same
+        transposes. FFTW measures MPI_Alltoall against MPI_Sendrecv pairs and picks either on
+        this machine, from run to run: measure again (10 times at most) until the plan's
+        transposes are MPI_Alltoall, the path this point is about (within 10 minutes: on the
+        emulated cluster one measurement takes 1 to 3)."""
+        self.wisdom = os.path.join(root, "fftw.wisdom")
+        work = os.path.join(root, "wisdom")
+        os.makedirs(work, exist_ok=True)
+        t0 = time.monotonic()
+        for _ in range(10):
+            if time.monotonic() - t0 > 600:
+                break
+            if os.path.exists(self.wisdom):
+                os.remove(self.wisdom)
+            p = subprocess.run(launch + ["--wdir", work, self.binary(build), str(self.n), "1",
+                                         self.wisdom], env=env, capture_output=True, text=True,
+                               timeout=timeout)
+            if p.returncode != 0 or not os.path.exists(self.wisdom):
+                raise RuntimeError(f"fftw wisdom run: exit status {p.returncode}: "
+                                   f"{p.stderr[-200:]}")
+            if "transposes=alltoall" in p.stdout:
+                break
+
+    def binary(self, build):
+        return os.path.join(build, "apps", "bench", "fftw3d_mpi")
+
+    def missing(self, build):
+        src = os.path.join(HERE, "fftw3d_mpi.c")
+        exe = self.binary(build)
+        if os.path.exists(exe) and os.path.getmtime(exe) >= os.path.getmtime(src):
+            return None
+        if not os.path.exists("/usr/include/fftw3-mpi.h"):
+            return "no FFTW 3 MPI headers (Debian package libfftw3-mpi-dev)"
+        mpicc = shutil.which("mpicc.openmpi") or shutil.which("mpicc")
+        if not mpicc:
+            return "no mpicc"
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        p = subprocess.run([mpicc, "-O2", "-o", exe, src, "-lfftw3_mpi", "-lfftw3", "-lm"],
+                           capture_output=True, text=True)
+        return None if p.returncode == 0 else f"cannot build fftw3d_mpi: {p.stderr[-300:]}"
+
+    def prepare(self, work, build, ranks):
+        return [self.binary(build), str(self.n), str(self.reps), self.wisdom]
+
+    def parse(self, work, stdout):
+        numbers = [ln for ln in stdout.splitlines() if ln.startswith("fftw3d residual=")]
+        m = re.search(r"transforms_s=([\d.]+)", stdout)
+        own = {"transforms_s": float(m.group(1))} if m else {}
+        t = re.search(r"transposes=(\w+)", stdout)
+        if t:
+            own["transposes"] = t.group(1)
+        return numbers, bool(m) and "fftw3d ok" in stdout and len(numbers) == 1, own
+
+    @staticmethod
+    def comm_share(own):
+        if "transforms_s" not in own:
+            return "–"
+        return f"transforms {own['transforms_s']:.2f} s ({own.get('transposes', '?')} transposes)"
+
+
+class Hpcc:
+    name = "hpcc"
+    N = 1000
+
+    def __init__(self, smoke):
+        self.n = 400 if smoke else self.N
+
+    def missing(self, build):
+        return None if shutil.which("hpcc") else "no `hpcc` (Debian package hpcc)"
+
+    def prepare(self, work, build, ranks):
+        text = read(os.path.join(REPO, "tests", "apps", "hpccinf.txt"))
+        lines = text.splitlines(keepends=True)
+        if not lines[5].split()[0].isdigit() or "Ns" not in lines[5]:
+            raise RuntimeError("unexpected hpccinf.txt")
+        lines[5] = f"{self.n:<13d}Ns\n"
+        p = max(1, int(ranks ** 0.5))
+        while ranks % p:
+            p -= 1
+        lines[10] = f"{p:<13d}Ps\n"
+        lines[11] = f"{ranks // p:<13d}Qs\n"
+        with open(os.path.join(work, "hpccinf.txt"), "w") as f:
+            f.writelines(lines)
+        return [shutil.which("hpcc")]
+
+    def parse(self, work, stdout):
+        out = read(os.path.join(work, "hpccoutf.txt"))
+        keys = ("PTRANS_residual", "MPIRandomAccess_Errors", "MPIRandomAccess_LCG_Errors",
+                "MPIFFT_maxErr", "MPIFFT_N", "HPL_N")
+        numbers = [ln for ln in out.splitlines() if ln.split("=")[0] in keys]
+        numbers += [re.sub(r"[\d.]+ s$", "", ln) for ln in out.splitlines()
+                    if re.match(r"^\|\|Ax-b\|\|_oo", ln)]
+        own = {}
+        for k in ("MPIFFT_Gflops", "PTRANS_GBs", "HPL_Tflops"):
+            m = re.search(rf"^{k}=([\d.eE+-]+)", out, re.M)
+            if m:
+                own[k] = float(m.group(1))
+        ok = ("End of Summary section" in out and "FAILED" not in out
+              and "PTRANS_residual=0" in out and "MPIRandomAccess_Errors=0" in out)
+        return numbers, ok, own
+
+    @staticmethod
+    def comm_share(own):
+        if "MPIFFT_Gflops" in own:
+            return (f"MPIFFT {own['MPIFFT_Gflops']:.3g} Gflop/s, "
+                    f"PTRANS {own.get('PTRANS_GBs', 0):.3g} GB/s")
+        return "–"
+
+
+class Fft2d:
+    name = "fft2d"
+
+    def __init__(self, smoke):
+        # steps fields n1 n2: every transpose pattern repeats `fields` times in a row
+        self.args = ["3", "4", "50", "36"] if smoke else ["20", "8", "128", "96"]
+
+    def binary(self, build):
+        return os.path.join(build, "tests", "apps", "fft2d_transpose")
+
+    def missing(self, build):
+        exe = self.binary(build)
+        if os.path.exists(exe):
+            return None
+        p = subprocess.run(["cmake", "--build", build, "--target", "fft2d_transpose"],
+                           capture_output=True, text=True)
+        if p.returncode == 0 and os.path.exists(exe):
+            return None
+        return "fft2d_transpose not built (needs MPI Fortran in the build tree)"
+
+    def prepare(self, work, build, ranks):
+        return [self.binary(build)] + self.args
+
+    def parse(self, work, stdout):
+        numbers = [ln for ln in stdout.splitlines() if ln.startswith("fft2d")]
+        return numbers, "fft2d ok" in numbers, {}
+
+    @staticmethod
+    def comm_share(own):
+        return "–"
+
+
+APPS = {"lammps": Lammps, "fftw": Fftw, "hpcc": Hpcc, "fft2d": Fft2d}
+
+
+def one_run(app, launch, env, work, build, n, timeout):
+    """One run in its own directory: wall time, the numbers to compare, the breakdown."""
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    argv = app.prepare(work, build, n)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(launch + argv, env=env, cwd=work, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"timed out after {timeout} s")
+    wall = time.monotonic() - t0
+    with open(os.path.join(work, "stdout.txt"), "w") as f:
+        f.write(p.stdout)
+    with open(os.path.join(work, "stderr.txt"), "w") as f:
+        f.write(p.stderr)
+    if p.returncode != 0:
+        last = [ln for ln in p.stderr.splitlines() if ln.strip()][-1:] or [""]
+        raise RuntimeError(f"exit status {p.returncode}: {last[0][:160]}")
+    numbers, ok, own = app.parse(work, p.stdout)
+    if not ok:
+        raise RuntimeError(f"{app.name}'s own checks did not pass (see {work})")
+    return wall, numbers, own
+
+
+def summarize_report(path):
+    try:
+        with open(path) as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        return None
+    pats = rep.get("patterns", [])
+    return {
+        "patterns": [{k: p.get(k) for k in ("comm", "pattern", "comm_size", "nonzeros", "bytes",
+                                            "strategy", "calls", "calls_optimised")}
+                     for p in pats],
+        "strategies": sorted({p["strategy"] for p in pats}),
+        "calls": sum(p.get("calls", 0) for p in pats) + (rep.get("unlearned_calls") or 0),
+        "calls_optimised": sum(p.get("calls_optimised", 0) for p in pats),
+        "unlearned_calls": rep.get("unlearned_calls"),
+        "net_gain_s": sum(p.get("net_gain_s", 0) for p in pats),
+    }
+
+
+def app_point(machine, launch, n, name, a, lib, out, log):
+    """Every pair of one application on one machine; the records and the summary."""
+    app = APPS[name](a.smoke)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
+    root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
+    os.chmod(root, 0o755)
+    summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
+               "pairs": a.pairs, "commit": git_commit(),
+               "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    natives, preloads, ratios, reports, owns = [], [], [], [], {"native": [], "preloaded": []}
+    failed = None
+    try:
+        if hasattr(app, "setup"):
+            app.setup(root, launch, base, a.build, a.timeout)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        failed = str(e)
+    for i in range(0 if failed else a.pairs):
+        report = os.path.join(root, f"report{i}.json")
+        order = ["native", "preloaded"] if i % 2 == 0 else ["preloaded", "native"]
+        res = {}
+        for kind in order:
+            work = os.path.join(root, f"{kind}{i}")
+            # Open MPI's -x sets the variables in every rank, on every node, not in mpirun.
+            la = launch + ["--wdir", work]
+            if kind == "preloaded":
+                la += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_REPORT={report}"]
+            try:
+                res[kind] = one_run(app, la, base, work, a.build, n, a.timeout)
+            except (RuntimeError, OSError) as e:
+                failed = f"{kind} run of pair {i + 1}: {e}"
+                break
+        if failed:
+            break
+        rec = {"tier": "apps", "record": "pair", "machine": machine, "app": name, "ranks": n,
+               "pair": i, "first": order[0], "native_s": res["native"][0],
+               "preloaded_s": res["preloaded"][0], "native_own": res["native"][2],
+               "preloaded_own": res["preloaded"][2],
+               "ratio": res["native"][0] / res["preloaded"][0],
+               "correct": res["native"][1] == res["preloaded"][1],
+               "report": summarize_report(report)}
+        out.write(json.dumps(rec) + "\n")
+        out.flush()
+        if rec["report"] is None:
+            failed = f"pair {i + 1}: the preloaded run wrote no report (library not loaded?)"
+            break
+        if not rec["correct"]:
+            diff = [f"{x!r} != {y!r}" for x, y in zip(res["native"][1], res["preloaded"][1])
+                    if x != y][:2]
+            failed = (f"pair {i + 1}: preloaded output differs from native "
+                      f"({len(res['native'][1])} vs {len(res['preloaded'][1])} lines; "
+                      f"{'; '.join(diff)})")
+            break
+        natives.append(rec["native_s"])
+        preloads.append(rec["preloaded_s"])
+        ratios.append(rec["ratio"])
+        reports.append(rec["report"])
+        owns["native"].append(rec["native_own"])
+        owns["preloaded"].append(rec["preloaded_own"])
+        log(f"[apps] {machine} {name} pair {i + 1}/{a.pairs}: native {rec['native_s']:.2f} s, "
+            f"preloaded {rec['preloaded_s']:.2f} s, ratio {rec['ratio']:.3f}, "
+            f"{len(res['native'][1])} output lines identical")
+    if failed:
+        summary.update(failed=failed, correct=False, workdir=root)
+        log(f"[apps] {machine} {name}: FAILED: {failed}")
+    else:
+        mid = sorted(range(len(ratios)), key=lambda k: ratios[k])[len(ratios) // 2]
+        rep = reports[mid] or {}
+        own_med = {}
+        for kind in ("native", "preloaded"):
+            keys = set().union(*(o.keys() for o in owns[kind]))
+            own_med[kind] = {k: (statistics.median(o[k] for o in owns[kind] if k in o)
+                                 if all(isinstance(o.get(k, 0), (int, float)) for o in owns[kind])
+                                 else next(o[k] for o in owns[kind] if k in o))
+                             for k in sorted(keys)}
+        summary.update(
+            native_s=statistics.median(natives), preloaded_s=statistics.median(preloads),
+            ratio_median=statistics.median(ratios), ratio_min=min(ratios),
+            ratio_max=max(ratios), ratios=ratios,
+            strategies=rep.get("strategies", []), patterns=rep.get("patterns", []),
+            calls=rep.get("calls"), calls_optimised=rep.get("calls_optimised"),
+            unlearned_calls=rep.get("unlearned_calls"), own=own_med,
+            comm_share=app.comm_share(own_med["native"]), correct=True)
+        shutil.rmtree(root, ignore_errors=True)
+    out.write(json.dumps(summary) + "\n")
+    out.flush()
+    return summary
+
+
+def analyze(analyzer, trace, machine_file, prefix):
+    """commsched-analyze's what-if on a trace: per pattern its calls, the measured time per
+    call, and the predicted time per call of native and of the best strategy (with the
+    library's per-call agreement, what auto ranks by)."""
+    p = subprocess.run([analyzer, trace, "--machine", machine_file, "--csv", prefix],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"commsched-analyze: exit status {p.returncode}: {p.stderr[-200:]}")
+    pats = {}
+    for block in re.split(r"\n(?=P\d+ )", "\n" + p.stdout):
+        m = re.match(r"\s*(P\d+)\s+comm (\S+), (\d+) ranks", block)
+        c = re.search(r"strategy (\S+) .*?: (\d+) calls, (\d+) optimised; per call: native "
+                      r"(\S+ \S+|-), optimised (\S+ \S+|-)", block)
+        if m and c:
+            pats[m.group(1)] = {"comm": m.group(2), "ranks": int(m.group(3)),
+                                "ran": c.group(1), "calls": int(c.group(2))}
+    rows = [ln.split(",") for ln in read(prefix + "-whatif.csv").splitlines()[1:]]
+    for r in rows:
+        pat, strategy, ok, per_call = r[0], r[2], r[3] == "1", float(r[5])
+        if pat not in pats or not ok:
+            continue
+        q = pats[pat]
+        if strategy == "native":
+            q["native_pred_s"] = per_call
+        elif per_call < q.get("best_pred_s", float("inf")):
+            q["best_pred_s"], q["best"] = per_call, strategy
+    out = [q for q in pats.values() if "native_pred_s" in q and "best_pred_s" in q]
+    saving = sum(q["calls"] * max(0.0, q["native_pred_s"] - q["best_pred_s"]) for q in out)
+    return {"patterns": out, "predicted_saving_s": saving}
+
+
+def predict_point(machine, launch, n, name, a, out, log):
+    """One untimed run traced (COMMSCHED_TRACE; COMMSCHED_TRIAL=0, so that every pattern is
+    learned at once and recorded: under COMMSCHED_STRATEGY=native nothing is learned), then
+    commsched-analyze's prediction of what the best strategy per pattern would save."""
+    app = APPS[name](a.smoke)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
+    root = tempfile.mkdtemp(prefix=f"cs-apps-trace-{name}-")
+    os.chmod(root, 0o755)
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    trace = os.path.join(root, "trace")
+    rec = {"tier": "apps", "record": "prediction", "machine": machine, "app": name, "ranks": n,
+           "machine_file": a.predict, "commit": git_commit(),
+           "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    try:
+        if hasattr(app, "setup"):
+            app.setup(root, launch, base, a.build, a.timeout)
+        la = launch + ["--wdir", os.path.join(root, "run"), "-x", f"LD_PRELOAD={lib}",
+                       "-x", f"COMMSCHED_TRACE={trace}", "-x", "COMMSCHED_TRIAL=0"]
+        one_run(app, la, base, os.path.join(root, "run"), a.build, n, a.timeout)
+        analyzer = os.path.join(a.build, "apps", "commsched-analyze")
+        rec.update(analyze(analyzer, trace, a.predict, os.path.join(root, "an")))
+        shutil.rmtree(root, ignore_errors=True)
+        log(f"[apps] {machine} {name}: predicted saving {rec['predicted_saving_s']:.3g} s over "
+            f"{len(rec['patterns'])} patterns ({a.predict})")
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        rec["failed"] = f"prediction: {e}"
+        log(f"[apps] {machine} {name}: FAILED: {rec['failed']}")
+    out.write(json.dumps(rec) + "\n")
+    out.flush()
+    return rec
+
+
+def chosen(r):
+    """What the library did, in words: the strategies of its learned patterns."""
+    if not r.get("patterns"):
+        return f"none learned ({r.get('unlearned_calls') or 0} calls native)"
+    return (", ".join(r["strategies"]) +
+            f" ({len(r['patterns'])} patterns, {r['calls_optimised']}/{r['calls']} calls "
+            f"optimised)")
+
+
+def table(rows):
+    lines = ["| app | machine | ranks | native s | preloaded s | ratio median (min–max) | "
+             "chosen | program's own breakdown (native) | correct |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("failed"):
+            lines.append(f"| {r['app']} | {r['machine']} | {r['ranks']} | FAILED | | | | "
+                         f"{r['failed']} | no |")
+            continue
+        lines.append(
+            f"| {r['app']} | {r['machine']} | {r['ranks']} | {r['native_s']:.2f} | "
+            f"{r['preloaded_s']:.2f} | **{r['ratio_median']:.3f}** "
+            f"({r['ratio_min']:.3f}–{r['ratio_max']:.3f}) | {chosen(r)} | {r['comm_share']} | "
+            f"yes, {r['pairs']} pairs |")
+    return "\n".join(lines)
+
+
+def prediction_table(preds, rows):
+    measured = {(r["machine"], r["app"]): r for r in rows if not r.get("failed")}
+    lines = ["| app | machine | patterns | best predicted (calls) | predicted saving s | "
+             "measured saving s (native − preloaded, medians) |", "|---|---|---|---|---|---|"]
+    for p in preds:
+        best = ", ".join(sorted({f"{q['best']} ({q['calls']})" for q in p["patterns"]
+                                 if q["best_pred_s"] < q["native_pred_s"]})) or "native"
+        m = measured.get((p["machine"], p["app"]))
+        gain = f"{m['native_s'] - m['preloaded_s']:.2f}" if m else "–"
+        lines.append(f"| {p['app']} | {p['machine']} | {len(p['patterns'])} | {best} | "
+                     f"{p['predicted_saving_s']:.3g} | {gain} |")
+    return "\n".join(lines)
+
+
+def selected(a, log):
+    names = a.apps.split(",") if a.apps else (["fft2d", "fftw"] if a.smoke else list(APPS))
+    for nm in names:
+        if nm not in APPS:
+            sys.exit(f"apps: unknown application '{nm}' (one of {', '.join(APPS)})")
+    ready = []
+    for nm in names:
+        why = APPS[nm](a.smoke).missing(a.build)
+        if why:
+            print(f"SKIPPED: apps {nm}: {why}", flush=True)
+        else:
+            ready.append(nm)
+        if a.smoke and ready:
+            break
+    return ready
+
+
+def run_apps(machine, launch, n, a, out_path, log, failures):
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    rows = []
+    with open(out_path, "a") as out:
+        for nm in a.ready:
+            if a.predict:
+                r = predict_point(machine, launch, n, nm, a, out, log)
+                if r.get("failed"):
+                    failures.append(f"apps {machine} {nm}: {r['failed']}")
+            if a.pairs == 0:
+                continue
+            r = app_point(machine, launch, n, nm, a, lib, out, log)
+            if r.get("failed"):
+                failures.append(f"apps {machine} {nm}: {r['failed']}")
+            rows.append(r)
+    return rows
+
+
+def main(a, here, log, failures):
+    out_path = os.path.abspath(a.out or os.path.join(a.build, "results", "apps.jsonl"))
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    if os.path.exists(out_path) and not a.append:
+        os.remove(out_path)
+    if a.smoke:
+        a.pairs = 1
+    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    if not os.path.exists(lib):
+        sys.exit(f"apps: no {lib} (build the commsched target)")
+    machines = a.machines.split(",") if a.machines else ["shm"]
+    for m in machines:
+        if m not in MACHINES:
+            sys.exit(f"apps: unknown machine '{m}' (one of {', '.join(MACHINES)})")
+    a.ready = selected(a, log)
+    if not a.ready:
+        print("SKIPPED: apps: no application available", flush=True)
+        return
+    for m in machines:
+        if m == "shm":
+            mpirun = ["mpirun.openmpi", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
+            if os.geteuid() == 0:
+                mpirun.append("--allow-run-as-root")
+            run_apps("shm", mpirun + ["-np", str(a.app_ranks)], a.app_ranks, a, out_path, log,
+                     failures)
+            continue
+        if os.geteuid() != 0:
+            print(f"SKIPPED: apps {m}: the emulated cluster needs root", flush=True)
+            continue
+        from bench import NETNS_CONFIGS
+        cmd = ["bash", os.path.join(here, "netns_cluster.sh"), "--build", a.build,
+               "--timeout", str(a.timeout * 3 * a.pairs * len(a.ready))] + NETNS_CONFIGS[m] + \
+              ["--", sys.executable, os.path.join(here, "bench.py"), "apps-inner", "--config", m,
+               "--build", a.build, "--out", out_path, "--append", "--pairs", str(a.pairs),
+               "--timeout", str(a.timeout), "--apps", ",".join(a.ready)]
+        if a.smoke:
+            cmd.append("--smoke")
+        if a.predict:
+            cmd += ["--predict", a.predict]
+        rc = subprocess.run(cmd).returncode
+        if rc != 0:
+            failures.append(f"apps {m}: exit status {rc}")
+    recs = [json.loads(l) for l in open(out_path)]
+    rows = [r for r in recs if r["record"] == "summary"]
+    print(table(rows), flush=True)
+    preds = [r for r in recs if r["record"] == "prediction" and not r.get("failed")]
+    if preds:
+        print(prediction_table(preds, rows), flush=True)
+    log(f"[apps] {len(rows)} points, {sum(1 for r in rows if r.get('failed'))} failed; "
+        f"{out_path}")
+
+
+def inner(a, log, failures):
+    mpirun = os.environ.get("CS_MPIRUN")
+    if not mpirun:
+        sys.exit("bench.py apps-inner runs inside apps/bench/netns_cluster.sh")
+    n = int(os.environ["CS_NODES"]) * int(os.environ["CS_RANKS_PER_NODE"])
+    a.ready = a.apps.split(",")
+    # the launcher yields when idle and carries the cluster's own options already
+    run_apps(a.config, [mpirun, "-np", str(n)], n, a, a.out, log, failures)
+    if failures:
+        sys.exit(1)
