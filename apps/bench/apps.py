@@ -147,9 +147,10 @@ class Fftw:
                 break
             if os.path.exists(self.wisdom):
                 os.remove(self.wisdom)
+            # One measurement alone may take minutes: never less than 5 of them.
             p = subprocess.run(launch + ["--wdir", work, self.binary(build), str(self.n), "1",
                                          self.wisdom], env=env, capture_output=True, text=True,
-                               timeout=timeout)
+                               timeout=max(timeout, 300))
             if p.returncode != 0 or not os.path.exists(self.wisdom):
                 raise RuntimeError(f"fftw wisdom run: exit status {p.returncode}: "
                                    f"{p.stderr[-200:]}")
