@@ -158,6 +158,14 @@ struct Global {
   std::uint64_t next_local_id = 0;
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;
+  // The last state state_for found, so a job calling on one communicator pays no attribute
+  // lookup per call. Used only below MPI_THREAD_MULTIPLE (one thread calls MPI at a time);
+  // drop_state clears it, so a freed communicator's handle, reused, never finds stale state.
+  struct LastState {
+    MPI_Comm comm = MPI_COMM_NULL;
+    Family family = Family::alltoallv;
+    CommState* state = nullptr;
+  } last_state;
   std::atomic<std::int64_t> device_calls{0};  // ran native because a buffer was device memory
   // Every call runs natively on every rank, counted (any thread), and the report says why
   // (all_native_reason, written before all_native): the ranks' settings differ, or the
@@ -562,6 +570,7 @@ void drop_state(CommState* cs) {
     s.retired_unlearned += cs->unlearned_calls + cs->streak_calls;
     owned = std::move(it->second);
     s.comms.erase(it);
+    if (s.last_state.state == cs) s.last_state = {};
   }
   if (owned->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&owned->dup);
 }
@@ -580,12 +589,18 @@ int delete_comm_state(MPI_Comm, int, void* attribute, void*) {
 // learning (make_private), so a job whose calls never repeat, or a short one, never pays them.
 CommState* state_for(MPI_Comm comm, Family family) {
   Global& s = g();
+  const bool one_thread = s.provided != MPI_THREAD_MULTIPLE;
+  if (one_thread && s.last_state.state && s.last_state.comm == comm &&
+      s.last_state.family == family)
+    return s.last_state.state;
   const int keyval = s.comm_keyval[static_cast<int>(family)];
   void* found = nullptr;
   int flag = 0;
   if (keyval != MPI_KEYVAL_INVALID &&
-      PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS && flag && found)
+      PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS && flag && found) {
+    if (one_thread) s.last_state = {comm, family, static_cast<CommState*>(found)};
     return static_cast<CommState*>(found);
+  }
   auto st = std::make_unique<CommState>(s.cfg.learn_calls);
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
@@ -1044,6 +1059,16 @@ int run_native(const Exchange& x, double& seconds) {
   return rc;
 }
 
+// The native call on a path that reads the clock only at the call's entry into the library
+// (`entry`) and here: `seconds` is the time from entry, so what the library added before the
+// call counts too (as a plan's time does), and `end` is the clock at the call's return.
+int run_native_from(const Exchange& x, double entry, double& seconds, double& end) {
+  const int rc = x.native(x);
+  end = now();
+  seconds = end - entry;
+  return rc;
+}
+
 }  // namespace
 
 const settings::Settings* active_settings() {
@@ -1176,25 +1201,27 @@ int exchange(const Exchange& x) {
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();
   double seconds = 0;
-  // Every call's time on this rank, whichever way it leaves: the learning budget's base, read
-  // only under auto's trial (learning_affordable), so only then are the clocks read.
+  // Every call's time on this rank, whichever way it leaves: the learning budget's base, used
+  // only under auto's trial (learning_affordable). The paths that only run the native call
+  // read the clock twice in all: here, and at the native call's return (add_time.end).
   const bool budgeted = runs_trial(s.cfg);
+  const double entry = now();
   struct AddTime {
     CommState* cs = nullptr;
     double t0 = 0;
+    double end = 0;
     ~AddTime() {
-      if (cs) cs->time_local_s += now() - t0;
+      if (cs) cs->time_local_s += (end > 0 ? end : now()) - t0;
     }
-  } add_time{nullptr, budgeted ? now() : 0};
+  } add_time{nullptr, entry};
   try {
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     cs.call = x.name;
     if (budgeted) add_time.cs = csp;
     if (cs.native_only || s.cfg.strategy == "native") {
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, nullptr, "native", false, 0, t0, seconds);
+      const int rc = run_native_from(x, entry, seconds, add_time.end);
+      trace_call(cs, nullptr, "native", false, 0, entry, seconds);
       ++cs.unlearned_calls;
       return rc;
     }
@@ -1215,9 +1242,8 @@ int exchange(const Exchange& x) {
       const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
       if (pinned || owed || measured) {
         ++cs.calls;
-        const double t0 = now();
-        const int rc = run_native(x, seconds);
-        trace_call(cs, p, "native", false, 0, t0, seconds);
+        const int rc = run_native_from(x, entry, seconds, add_time.end);
+        trace_call(cs, p, "native", false, 0, entry, seconds);
         ++p->record.calls;
         p->record.time_native_s += seconds;
         if (!decided) p->record.trial_s += seconds;
@@ -1251,17 +1277,9 @@ int exchange(const Exchange& x) {
       send.type = sendtype;
     }
     ++cs.calls;
-    // GPU buffers (a CUDA- or ROCm-aware MPI): the executor copies bytes on the CPU, so such
-    // a call votes "cannot run" and every rank runs it natively.
-    const bool device = (!in_place && core::is_device_memory(sendbuf)) ||
-                        core::is_device_memory(recvbuf);
-    if (device) {
-      ++s.device_calls;
-      core::log_info_once("device-memory",
-                          std::string(x.name) + " on GPU memory runs natively (one notice only)");
-    }
-    bool can_run = x.describable && !paused && !device && describe_type(send) &&
-                   describe_type(recv);
+    // The types' sizes give the per-peer bytes; whether the call can run a schedule (its
+    // vote) is asked only where the ranks agree, below.
+    const bool described = x.describable && !paused && describe_type(send) && describe_type(recv);
     const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
     cs.recv_bytes.resize(n);
@@ -1287,12 +1305,21 @@ int exchange(const Exchange& x) {
         cs.streak_seconds = 0;
         cs.streak_fastest_s = 0;
       }
-      const double t0 = now();
-      const int rc = run_native(x, seconds);
-      trace_call(cs, nullptr, "native", false, 0, t0, seconds);
+      const int rc = run_native_from(x, entry, seconds, add_time.end);
+      trace_call(cs, nullptr, "native", false, 0, entry, seconds);
       note_streak_call(cs, seconds);
       return rc;
     }
+    // GPU buffers (a CUDA- or ROCm-aware MPI): the executor copies bytes on the CPU, so such
+    // a call votes "cannot run" and every rank runs it natively.
+    const bool device = (!in_place && core::is_device_memory(sendbuf)) ||
+                        core::is_device_memory(recvbuf);
+    if (device) {
+      ++s.device_calls;
+      core::log_info_once("device-memory",
+                          std::string(x.name) + " on GPU memory runs natively (one notice only)");
+    }
+    bool can_run = !paused && !device && described;
     int match = -1;
     for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
       const std::vector<Bytes>& sig = cs.patterns[i]->signature;

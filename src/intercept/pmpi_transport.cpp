@@ -1,15 +1,59 @@
 #include "intercept/pmpi_transport.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace commsched::intercept {
 
-bool describe_type(Side& s) {
+namespace {
+
+// The facts of a datatype, as describe_type finds them.
+struct TypeFacts {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Aint extent = 0;
+  int size = 0;
+  bool contiguous = false;
+};
+
+bool query_type(MPI_Datatype type, TypeFacts& f) {
   MPI_Aint lb = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_get_extent(s.type, &lb, &s.extent) != MPI_SUCCESS) return false;
-  if (PMPI_Type_get_true_extent(s.type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
-  if (PMPI_Type_size(s.type, &s.type_size) != MPI_SUCCESS) return false;
-  s.contiguous = lb == 0 && true_lb == 0 && s.extent == s.type_size && true_extent == s.type_size;
+  f.type = type;
+  if (PMPI_Type_get_extent(type, &lb, &f.extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_size(type, &f.size) != MPI_SUCCESS) return false;
+  f.contiguous = lb == 0 && true_lb == 0 && f.extent == f.size && true_extent == f.size;
+  return true;
+}
+
+}  // namespace
+
+bool describe_type(Side& s) {
+  // The predefined types applications exchange most, queried once: their handles never change
+  // meaning (a derived type's handle can, once freed, so those are queried every call).
+  static const std::vector<TypeFacts> known = [] {
+    std::vector<TypeFacts> v;
+    for (MPI_Datatype t : {MPI_BYTE, MPI_CHAR, MPI_UNSIGNED_CHAR, MPI_INT, MPI_UNSIGNED, MPI_LONG,
+                           MPI_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_C_DOUBLE_COMPLEX}) {
+      TypeFacts f;
+      if (query_type(t, f)) v.push_back(f);
+    }
+    return v;
+  }();
+  TypeFacts queried;
+  const TypeFacts* f = nullptr;
+  for (const TypeFacts& k : known) {
+    if (k.type == s.type) {
+      f = &k;
+      break;
+    }
+  }
+  if (!f) {
+    if (!query_type(s.type, queried)) return false;
+    f = &queried;
+  }
+  s.extent = f->extent;
+  s.type_size = f->size;
+  s.contiguous = f->contiguous;
   return true;
 }
 

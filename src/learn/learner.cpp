@@ -28,9 +28,10 @@ std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> r
     last_.assign(send.begin(), send.end());
     last_.insert(last_.end(), recv.begin(), recv.end());
   }
-  if (history_.size() == kHistory) history_.erase(history_.begin());
-  history_.push_back(h);
-  const auto seen = std::count(history_.begin(), history_.end(), h);
+  history_[next_] = h;
+  next_ = (next_ + 1) % kHistory;
+  filled_ = std::min(filled_ + 1, kHistory);
+  const auto seen = std::count(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(filled_), h);
   streak_ = static_cast<int>(std::min<std::ptrdiff_t>(seen, learn_calls_));
   switch (state_) {
     case State::learning:

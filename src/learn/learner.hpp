@@ -8,6 +8,8 @@
 /// forward and backward transposes of an FFT) are learned too. Learning only triggers the
 /// gather of this call's actual matrix, so a hash collision here costs a gather, never a stale
 /// schedule.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -68,7 +70,10 @@ class Learner {
   State state_ = State::learning;
   int streak_ = 0;
   std::vector<Bytes> last_;  // send bytes then receive bytes of the previous call
-  std::vector<std::uint64_t> history_;  // hashes of the last kHistory calls' counts, oldest first
+  // Hashes of the last kHistory calls' counts, a ring: slot next_ is overwritten next, and
+  // the first filled_ slots hold hashes.
+  std::array<std::uint64_t, kHistory> history_{};
+  std::size_t next_ = 0, filled_ = 0;
 };
 
 }  // namespace commsched::learn
