@@ -4,7 +4,8 @@
                           [--workloads NAME,...] [--e2e-ranks 8] [--build DIR]
 
 Each point runs one whole program (irregular_exchange, calling MPI_Alltoallv, or MPI_Alltoall or
-MPI_Neighbor_alltoallv where the workload says so) natively and with libcommsched.so
+MPI_Neighbor_alltoallv where the workload says so; sweep_100 runs apps/alltoallv_sweep, 100
+calls per message size, and reports each size's ratio too) natively and with libcommsched.so
 preloaded with default settings (no COMMSCHED_* variable, no machine file), A/B interleaved
 --pairs times in alternating order (native first in even pairs, preloaded first in odd ones).
 A run's time is its alltoallv_total_s: every MPI_Alltoallv call's time on the slowest rank,
@@ -48,7 +49,12 @@ WORKLOADS = {
     "alltoall_1k": (["--call", "alltoall", "--unit", "1024"], 300),
     "neighbor_fan_4k": (["--call", "neighbor", "--pattern", "neighbors", "--degree", "4",
                          "--unit", "4096"], 300),
+    # A latency benchmark's shape (apps/alltoallv_sweep): 100 calls of every rank sending
+    # S bytes to every rank, S = 1 B, 2 B, ... 64 KiB, then the next S. Besides the whole run,
+    # the point gives each size's ratio (native / preloaded mean call time of that size).
+    "sweep_100": (["--calls", "100", "--max-size", "65536"], 1700),
 }
+SWEEP_APP = {"sweep_100": "alltoallv_sweep"}  # workloads not run by irregular_exchange
 MACHINES = ["shm", "flat", "shallow", "two_clusters"]
 
 
@@ -64,11 +70,17 @@ def parse(out):
 
 
 def one_run(cmd, env, timeout):
+    """(whole run's time, checksum, {size: µs per call} of a sweep, else empty)."""
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     r = parse(p.stdout)
     if p.returncode != 0 or "alltoallv_total_s" not in r or r.get("errors") != "0":
         raise RuntimeError(f"rc={p.returncode}: {p.stderr[-1500:]}")
-    return float(r["alltoallv_total_s"]), r["checksum"]
+    sizes = {}
+    for line in p.stdout.splitlines():
+        kv = dict(x.partition("=")[::2] for x in line.split())
+        if "size" in kv and "us_per_call" in kv:
+            sizes[int(kv["size"])] = float(kv["us_per_call"])
+    return float(r["alltoallv_total_s"]), r["checksum"], sizes
 
 
 def point(mpirun, n, app, lib, workload, pairs, timeout, log):
@@ -76,8 +88,11 @@ def point(mpirun, n, app, lib, workload, pairs, timeout, log):
     work = tempfile.mkdtemp(prefix="cs-e2e-")
     os.chmod(work, 0o755)
     base = {k: v for k, v in os.environ.items() if not k.startswith("COMMSCHED_")}
-    argv = [app] + args + ["--iterations", str(calls), "--warmup", "0"]
-    natives, preloads, ratios, reports = [], [], [], []
+    if workload in SWEEP_APP:
+        argv = [os.path.join(os.path.dirname(app), SWEEP_APP[workload])] + args
+    else:
+        argv = [app] + args + ["--iterations", str(calls), "--warmup", "0"]
+    natives, preloads, ratios, reports, size_ratios = [], [], [], [], {}
     for i in range(pairs):
         report = os.path.join(work, f"r{i}.json")
         pre = mpirun + ["-np", str(n), "-x", f"LD_PRELOAD={lib}", "-x",
@@ -94,6 +109,9 @@ def point(mpirun, n, app, lib, workload, pairs, timeout, log):
         natives.append(t["native"][0])
         preloads.append(t["preloaded"][0])
         ratios.append(t["native"][0] / t["preloaded"][0])
+        for size, us in t["native"][2].items():
+            if t["preloaded"][2].get(size):
+                size_ratios.setdefault(size, []).append(us / t["preloaded"][2][size])
         try:
             with open(report) as f:
                 reports.append(json.load(f))
@@ -104,7 +122,9 @@ def point(mpirun, n, app, lib, workload, pairs, timeout, log):
     mid = sorted(range(pairs), key=lambda k: ratios[k])[pairs // 2]
     rep = reports[mid] or {}
     pats = rep.get("patterns", [])
-    return {
+    per_size = {str(k): statistics.median(v) for k, v in sorted(size_ratios.items())}
+    extra = {"size_ratios": per_size, "size_ratio_min": min(per_size.values())} if per_size else {}
+    return extra | {
         "workload": workload, "calls": calls, "ranks": n, "pairs": pairs,
         "native_s": statistics.median(natives), "preloaded_s": statistics.median(preloads),
         "ratio_median": statistics.median(ratios), "ratio_min": min(ratios),
@@ -126,6 +146,10 @@ def table(rows):
             f"{r['preloaded_s']:.4g} | **{r['ratio_median']:.3f}** | "
             f"{r['ratio_min']:.3f}–{r['ratio_max']:.3f} | {', '.join(r['strategies']) or '–'} | "
             f"{r['trial_s']:.3g} |")
+    for r in rows:
+        if r.get("size_ratios"):
+            lines.append(f"\n{r['machine']} {r['workload']}: per-size median ratio " + ", ".join(
+                f"{k} B {v:.2f}" for k, v in r["size_ratios"].items()))
     return "\n".join(lines)
 
 
@@ -177,8 +201,8 @@ def main(a, here, log):
             sys.exit(f"e2e {m}: exit status {rc}")
     rows = [json.loads(l) for l in open(out_path)]
     print(table(rows), flush=True)
-    failed = [r for r in rows if r["ratio_median"] < 0.98]
-    log(f"[e2e] {len(rows)} points, {len(failed)} below 0.98: "
+    failed = [r for r in rows if r["ratio_median"] < 0.98 or r.get("size_ratio_min", 1) < 0.95]
+    log(f"[e2e] {len(rows)} points, {len(failed)} below 0.98 (a sweep: a size below 0.95): "
         f"{', '.join(r['machine'] + '/' + r['workload'] for r in failed) or 'none'}; {out_path}")
 
 
