@@ -126,6 +126,35 @@ struct CommState {
   // it on every call).
   double timed_agreement = 0;
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
+  // The previous call's arguments when it voted between probes with predefined datatypes: a
+  // call with the same counts and types has the same bytes, so it only adds their hash to the
+  // learner's history. Any call that takes another path clears it.
+  struct RepeatKey {
+    bool valid = false;
+    bool in_place = false;
+    MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
+    std::vector<int> counts;  // receive counts, then send counts unless in place
+    std::uint64_t hash = 0;
+
+    bool matches(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
+                 MPI_Datatype rt, std::size_t n) const {
+      if (!valid || place != in_place || rt != recv_type || !recvcounts ||
+          !std::equal(recvcounts, recvcounts + n, counts.begin()))
+        return false;
+      return place || (st == send_type && sendcounts &&
+                       std::equal(sendcounts, sendcounts + n, counts.begin() + static_cast<std::ptrdiff_t>(n)));
+    }
+    void set(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
+             MPI_Datatype rt, std::size_t n, std::uint64_t h) {
+      valid = true;
+      in_place = place;
+      send_type = st;
+      recv_type = rt;
+      counts.assign(recvcounts, recvcounts + n);
+      if (!place) counts.insert(counts.end(), sendcounts, sendcounts + n);
+      hash = h;
+    }
+  } repeat;
 
   // The first probe comes at the first call that can complete a learning streak.
   explicit CommState(int learn_calls)
@@ -1259,6 +1288,31 @@ int exchange(const Exchange& x) {
       }
     }
     const bool in_place = sendbuf == MPI_IN_PLACE;
+    const auto n = static_cast<std::size_t>(cs.size);
+    // While learning, the ranks agree only at probe calls, whose indices every rank computes
+    // from the call counter and agreed results alone; between probes a call runs natively with
+    // no collective, so counts that never repeat cost no agreement per call. What such a call
+    // owes the learner is its counts' hash in the history.
+    auto learning_native = [&]() {
+      if (cs.learner.streak() == 1) {
+        cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
+        cs.streak_calls = 0;
+        cs.streak_seconds = 0;
+        cs.streak_fastest_s = 0;
+      }
+      const int rc = run_native_from(x, entry, seconds, add_time.end);
+      trace_call(cs, nullptr, "native", false, 0, entry, seconds);
+      note_streak_call(cs, seconds);
+      return rc;
+    };
+    const bool between_probes = cs.learner.learning() && cs.calls + 1 < cs.next_probe;
+    if (between_probes && !paused && x.describable &&
+        cs.repeat.matches(in_place, sendcounts, sendtype, recvcounts, recvtype, n)) {
+      ++cs.calls;
+      cs.learner.repeat(cs.repeat.hash);
+      return learning_native();
+    }
+    cs.repeat.valid = false;
     if (rejected_by_mpi(cs.size, in_place, sendcounts, sendtype, recvcounts, recvtype)) {
       ++cs.unlearned_calls;
       return x.native(x);
@@ -1280,7 +1334,6 @@ int exchange(const Exchange& x) {
     // The types' sizes give the per-peer bytes; whether the call can run a schedule (its
     // vote) is asked only where the ranks agree, below.
     const bool described = x.describable && !paused && describe_type(send) && describe_type(recv);
-    const auto n = static_cast<std::size_t>(cs.size);
     cs.send_bytes.resize(n);
     cs.recv_bytes.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
@@ -1294,21 +1347,11 @@ int exchange(const Exchange& x) {
     // for it happens before the agreement, so a failure here is a vote, never a rank backing out
     // of a schedule the others run.
     const std::uint64_t counts_hash = learn::Learner::counts_hash(cs.send_bytes, cs.recv_bytes);
-    // While learning, the ranks agree only at probe calls, whose indices every rank computes
-    // from the call counter and agreed results alone; between probes a call runs natively with
-    // no collective, so counts that never repeat cost no agreement per call.
-    if (cs.learner.learning() && cs.calls < cs.next_probe) {
+    if (between_probes) {
       cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, false);
-      if (cs.learner.streak() == 1) {
-        cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
-        cs.streak_calls = 0;
-        cs.streak_seconds = 0;
-        cs.streak_fastest_s = 0;
-      }
-      const int rc = run_native_from(x, entry, seconds, add_time.end);
-      trace_call(cs, nullptr, "native", false, 0, entry, seconds);
-      note_streak_call(cs, seconds);
-      return rc;
+      if (described && send.predefined && recv.predefined)
+        cs.repeat.set(in_place, sendcounts, sendtype, recvcounts, recvtype, n, counts_hash);
+      return learning_native();
     }
     // GPU buffers (a CUDA- or ROCm-aware MPI): the executor copies bytes on the CPU, so such
     // a call votes "cannot run" and every rank runs it natively.

@@ -54,6 +54,7 @@ bool describe_type(Side& s) {
   s.extent = f->extent;
   s.type_size = f->size;
   s.contiguous = f->contiguous;
+  s.predefined = f != &queried;
   return true;
 }
 

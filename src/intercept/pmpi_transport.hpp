@@ -19,6 +19,7 @@ struct Side {
   MPI_Aint extent = 0;
   int type_size = 0;
   bool contiguous = false;       ///< count elements of `type` are type_size*count plain bytes
+  bool predefined = false;       ///< `type` is a predefined type: its handle's meaning is fixed
   /// When set, whole messages live packed here at byte offsets `packed_offset[peer]` (used for
   /// in-place sends, and for non-contiguous types whose messages the plan uses as raw bytes).
   bool packed = false;

@@ -28,11 +28,7 @@ std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> r
     last_.assign(send.begin(), send.end());
     last_.insert(last_.end(), recv.begin(), recv.end());
   }
-  history_[next_] = h;
-  next_ = (next_ + 1) % kHistory;
-  filled_ = std::min(filled_ + 1, kHistory);
-  const auto seen = std::count(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(filled_), h);
-  streak_ = static_cast<int>(std::min<std::ptrdiff_t>(seen, learn_calls_));
+  repeat(h);
   switch (state_) {
     case State::learning:
       return streak_;
@@ -45,6 +41,14 @@ std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> r
       return same ? kMatch : streak_;
   }
   return 0;
+}
+
+void Learner::repeat(std::uint64_t h) {
+  history_[next_] = h;
+  next_ = (next_ + 1) % kHistory;
+  filled_ = std::min(filled_ + 1, kHistory);
+  const auto seen = std::count(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(filled_), h);
+  streak_ = static_cast<int>(std::min<std::ptrdiff_t>(seen, learn_calls_));
 }
 
 Action Learner::decide(std::int64_t agreed_min) {

@@ -49,6 +49,9 @@ class Learner {
   void planned(bool all_ok);
 
   bool optimised() const { return state_ == State::optimised; }
+  /// The same as vote() with the counts of the previous vote (the caller knows they are), in
+  /// the learning state, without comparing them again: adds `h` to the history.
+  void repeat(std::uint64_t h);
   /// Learned, but runs native (planning failed or the strategy is native).
   bool pinned_native() const { return state_ == State::pinned_native; }
   bool learning() const { return state_ == State::learning; }

@@ -135,6 +135,38 @@ TEST(Learner, RandomChangesNeverRunAStalePlan) {
   }
 }
 
+TEST(Learner, RepeatIsAVoteWithThePreviousCounts) {
+  // Between probes the MPI side hands a call whose counts equal the previous call's to
+  // repeat() instead of vote(): streaks, and so every later decision, must come out the same.
+  std::mt19937 rng(11);
+  Learner voted(3), repeated(3);
+  std::vector<Bytes> counts{1, 2, 3, 4}, previous;
+  for (int call = 0; call < 4000; ++call) {
+    if (rng() % 4 == 0) counts[rng() % counts.size()] = rng() % 3;
+    const bool probe = rng() % 8 == 0;
+    if (probe) {
+      const std::int64_t a = voted.vote(counts, counts, true);
+      ASSERT_EQ(a, repeated.vote(counts, counts, true)) << "call " << call;
+      const Action x = voted.decide(a);
+      ASSERT_EQ(x, repeated.decide(a)) << "call " << call;
+      if (x == Action::learn_and_run) {
+        voted.planned(true);
+        repeated.planned(true);
+      }
+    } else if (voted.learning()) {
+      voted.vote(counts, counts, false);
+      if (counts == previous)
+        repeated.repeat(Learner::counts_hash(counts, counts));
+      else
+        repeated.vote(counts, counts, false);
+    } else {
+      continue;  // the MPI side runs a learned pattern here; only probes touch the learner
+    }
+    ASSERT_EQ(voted.streak(), repeated.streak()) << "call " << call;
+    previous = counts;
+  }
+}
+
 TEST(ChooseAuto, DocumentedRule) {
   using cs::core::CommMatrix;
   EXPECT_EQ(cs::learn::choose_auto(CommMatrix(2)), "native");
