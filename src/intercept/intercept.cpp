@@ -1207,6 +1207,244 @@ int finalize() {
   return PMPI_Finalize();
 }
 
+namespace {
+
+// A call that starts a learning streak (its counts seen once in the recent history) closes the
+// previous streak, which never became a pattern: its calls count as unlearned.
+void close_unlearned_streak(CommState& cs) {
+  if (!cs.learner.learning() || cs.learner.streak() != 1) return;
+  cs.unlearned_calls += cs.streak_calls;
+  cs.streak_calls = 0;
+  cs.streak_seconds = 0;
+  cs.streak_fastest_s = 0;
+}
+
+// Which cached pattern, if any, this call's bytes (cs.send_bytes, cs.recv_bytes) are on this
+// rank: the hash skips the others, the exact comparison decides. -1: none.
+int cached_pattern(const CommState& cs, std::uint64_t counts_hash) {
+  const std::size_t n = cs.send_bytes.size();
+  for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
+    const std::vector<Bytes>& sig = cs.patterns[i]->signature;
+    if (cs.patterns[i]->signature_hash == counts_hash && !cs.patterns[i]->usable.empty() &&
+        sig.size() == 2 * n &&
+        std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), sig.begin()) &&
+        std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(),
+                   sig.begin() + static_cast<std::ptrdiff_t>(n)))
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The call's agreement, one small allreduce, and what it settles on every rank alike: the
+// budget's inputs and the previous call's measurement for its pattern's trial. `agreed`: the
+// smallest vote; `hit`: the cached pattern every rank is on, -1 if none. Returns MPI's code.
+int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64_t& agreed,
+          int& hit) {
+  // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
+  // this rank and minus its agreement's duration when it ran native (their maximum and
+  // minimum over ranks feed auto's trial), and the cached pattern index with its negation
+  // (equal maximum and minimum: every rank is on the same cached pattern), and this rank's
+  // fastest native call of its learning streak (their maximum calibrates the cost model; the
+  // fastest, as a streak's first call pays first-touch costs).
+  // Then the budget's inputs: this rank's time so far here, its last learning's and last
+  // agreement's durations.
+  double agree_in[9] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
+                        -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
+                        cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
+  double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
+  // Until the communicator first learns it has no private duplicate: the agreement then runs
+  // on the application's communicator, where every rank makes it at the same point of the
+  // same collective call, so it cannot cross the application's own collectives.
+  const double agree_t0 = now();
+  int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX,
+                          cs.dup != MPI_COMM_NULL ? cs.dup : comm);
+  cs.agree_local_s = now() - agree_t0;
+  cs.learn_local_s = 0;
+  if (rc == MPI_SUCCESS) {
+    if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
+    cs.time_agreed_s = agree_out[6];
+    if (agree_out[7] > 0) {
+      cs.learn_cost_s = agree_out[7];
+      // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
+      if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(agree_out[7]);
+    }
+    if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
+  }
+  agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
+  hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
+  static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
+  if (cs.timed_pattern && rc == MPI_SUCCESS) {
+    learn::Trial& trial = cs.timed_pattern->trial;
+    const bool was_decided = trial.decided();
+    const double weighed =
+        learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
+    trial.measured(weighed, agree_out[1] - weighed);  // native's agreement: the trial's cost
+    if (!was_decided && trial.decided()) {
+      const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
+      core::log_info("trial decided after " + std::to_string(trial.rounds()) +
+                     " pairs: strategy " + w.id + " (" + std::to_string(w.measured_s) +
+                     " s per call); its extra time against native " +
+                     std::to_string(trial.extra_seconds()) + " s");
+    }
+  }
+  cs.timed_pattern = nullptr;
+  cs.timed_seconds = 0;
+  cs.timed_agreement = 0;
+  return rc;
+}
+
+// Every rank is on the same cached pattern: it becomes the pattern in force, with no gather
+// (patterns that alternate), and takes the streak's native calls. Returns what this call runs.
+learn::Action adopt_cached(CommState& cs, Pattern& cached) {
+  const bool pinned = cached.usable.size() == 1 && cached.usable.front().native;
+  cs.current = &cached;
+  cs.learner.adopt(pinned);
+  if (cs.streak_calls > 0) {
+    cached.record.calls += cs.streak_calls;
+    cached.record.time_native_s += cs.streak_seconds;
+    cs.streak_calls = 0;
+    cs.streak_seconds = 0;
+    cs.streak_fastest_s = 0;
+  }
+  return pinned ? learn::Action::native : learn::Action::run_plan;
+}
+
+// Learns the pattern every rank has repeated: gathers the matrix, predicts and plans the
+// candidates (the same on every rank), agrees that every rank planned them and whether this
+// call can run one, and settles the trial. Collective over the private duplicate. Returns
+// run_plan when every rank can run the chosen plan now, else native.
+learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send, Side& recv,
+                         double learn_t0) {
+  Global& s = g();
+  core::CommMatrix m;
+  Pattern* p = nullptr;
+  std::vector<int> ok;
+  const bool gathered = gather_matrix(cs, m);
+  std::vector<learn::Prediction> predictions =
+      share_predictions(cs, gathered ? &m : nullptr);
+  const double scale = self_calibrate(cs, predictions);
+  if (gathered) {
+    try {
+      p = learn_pattern(cs, std::move(m), ok, predictions);
+      if (p->trial.candidates().empty() && scale != 1) {  // a new pattern: its bound too
+        p->record.model_scale = scale;
+        if (p->record.lower_bound_s > 0) p->record.lower_bound_s *= scale;
+      }
+      // Whether this call can run a plan now: a passing failure leaves the pattern learned.
+      ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
+    } catch (const std::bad_alloc&) {
+      p = nullptr;
+    }
+  }
+  // Every rank planned the same candidates, so the flags line up; a rank that failed sends
+  // zeros of the agreed length (the size is agreed first, as ranks may differ in failure).
+  int count = p ? static_cast<int>(ok.size()) : 0, min_count = 0, max_count = 0;
+  PMPI_Allreduce(&count, &min_count, 1, MPI_INT, MPI_MIN, cs.dup);
+  PMPI_Allreduce(&count, &max_count, 1, MPI_INT, MPI_MAX, cs.dup);
+  bool all_ok = min_count > 0 && min_count == max_count;
+  std::vector<int> all(static_cast<std::size_t>(max_count), 0);
+  if (max_count > 0) {
+    ok.resize(static_cast<std::size_t>(max_count), 0);
+    PMPI_Allreduce(ok.data(), all.data(), max_count, MPI_INT, MPI_MIN, cs.dup);
+  }
+  all_ok = all_ok && all[all.size() - 2] == 1;
+  const bool run_now = all_ok && all.back() == 1;
+  if (!run_now) ++s.fallbacks;
+  if (all_ok && p->trial.candidates().empty()) {
+    all.resize(all.size() - 2);
+    p->record.layout_hash = learn::layout_hash(cs.topology.node_of);
+    const learn::Verdict* known =
+        s.wisdom_on ? s.wisdom.find({p->matrix.hash(), cs.size, p->record.layout_hash,
+                                     s.machine_hash})
+                    : nullptr;
+    settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
+                      cs.calls > 0 ? cs.calls - 1 : 0, known);
+    // The probes that found it, too (agreed): learning, probes and trial share one budget.
+    p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
+    cs.probes_charged_s = cs.probes_spent_s;
+    if (s.tracer.is_open()) {
+      std::lock_guard lock(s.mu);
+      p->trace_id = s.tracer.add_pattern(
+          {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
+           p->matrix.nonzeros(), p->matrix.total_bytes(), p->matrix.hash(), p->running().id,
+           static_cast<std::uint32_t>(p->running().phases), p->matrix.row(cs.rank)});
+    }
+    core::log_info_once(
+        "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
+        "learned a " + std::to_string(cs.size) + "-rank pattern (" +
+            std::to_string(p->matrix.nonzeros()) + " messages, " +
+            std::to_string(p->matrix.total_bytes()) + " bytes): " +
+            (p->trial.decided() ? "strategy " + p->running().id
+                                : "trying " + std::to_string(p->usable.size()) +
+                                      " candidates, first " + p->running().id));
+  }
+  if (!all_ok && p && p->trial.candidates().empty()) {
+    // Not learned everywhere: forget it on every rank that planned it, so the pattern
+    // caches of all ranks stay identical.
+    cs.patterns.pop_back();
+    p = nullptr;
+  }
+  cs.current = all_ok ? p : nullptr;
+  // A pattern whose only choice is native needs no plan state: pin it.
+  const bool plans = all_ok && p->usable.size() > 1;
+  cs.learner.planned(plans || (all_ok && !p->usable.front().native));
+  if (p) {
+    p->record.calls += cs.streak_calls;
+    p->record.time_native_s += cs.streak_seconds;
+    p->record.learning_s += cs.streak_seconds;
+  }
+  cs.streak_calls = 0;
+  cs.streak_seconds = 0;
+  cs.streak_fastest_s = 0;
+  cs.learn_local_s = now() - learn_t0;  // the next agreement makes it the known cost
+  return run_now ? learn::Action::run_plan : learn::Action::native;
+}
+
+// Runs the pattern in force as every rank agreed: its chosen plan on the private duplicate
+// (or native, pinned), timed from `t0` for the trial, recorded.
+int run_pattern(CommState& cs, Pattern& pattern, const Exchange& x, Side& send, Side& recv,
+                double t0) {
+  Global& s = g();
+  Pattern* p = &pattern;  // the trial's pending measurement keeps it (cs.timed_pattern)
+  int rc = MPI_SUCCESS;
+  const Candidate& c = p->running();
+  double agreement = 0;  // native: this rank's agreement, most of which it will not pay
+  if (c.native) {
+    agreement = now() - t0;
+    rc = x.native(x);
+  } else if (c.drs) {
+    rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
+  } else {
+    PmpiTransport t(cs.dup, cs.rank, send, recv, const_cast<std::uint8_t*>(c.staging.data()));
+    exec::run(c.program, t);
+    rc = t.error();
+    if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
+      rc = MPI_ERR_INTERN;
+  }
+  // The schedule ran on the private duplicate, which returns its errors: raise one on the
+  // application's communicator, through the handler it chose, as the native call would.
+  if (rc != MPI_SUCCESS && !c.native) PMPI_Comm_call_errhandler(x.comm, rc);
+  const double dt = now() - t0;
+  trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
+  ++p->record.calls;
+  if (!p->trial.decided()) p->record.trial_s += dt;
+  if (c.native) {
+    p->record.time_native_s += dt;
+  } else {
+    ++p->record.calls_optimised;
+    p->record.time_optimised_s += dt;
+  }
+  cs.timed_pattern = p;
+  // The trial compares what each candidate costs per call once chosen, both timed from
+  // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
+  // (Trial::call_seconds takes the rest off at the next agreement).
+  cs.timed_seconds = dt;
+  cs.timed_agreement = agreement;
+  return rc;
+}
+
+}  // namespace
+
 // The shared steps of every entry point: describe, match a cached pattern, agree, learn and
 // plan, run, record.
 int exchange(const Exchange& x) {
@@ -1294,12 +1532,7 @@ int exchange(const Exchange& x) {
     // no collective, so counts that never repeat cost no agreement per call. What such a call
     // owes the learner is its counts' hash in the history.
     auto learning_native = [&]() {
-      if (cs.learner.streak() == 1) {
-        cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
-        cs.streak_calls = 0;
-        cs.streak_seconds = 0;
-        cs.streak_fastest_s = 0;
-      }
+      close_unlearned_streak(cs);
       const int rc = run_native_from(x, entry, seconds, add_time.end);
       trace_call(cs, nullptr, "native", false, 0, entry, seconds);
       note_streak_call(cs, seconds);
@@ -1363,17 +1596,7 @@ int exchange(const Exchange& x) {
                           std::string(x.name) + " on GPU memory runs natively (one notice only)");
     }
     bool can_run = !paused && !device && described;
-    int match = -1;
-    for (std::size_t i = 0; i < cs.patterns.size(); ++i) {
-      const std::vector<Bytes>& sig = cs.patterns[i]->signature;
-      if (cs.patterns[i]->signature_hash == counts_hash && !cs.patterns[i]->usable.empty() &&
-          sig.size() == 2 * n &&
-          std::equal(cs.send_bytes.begin(), cs.send_bytes.end(), sig.begin()) &&
-          std::equal(cs.recv_bytes.begin(), cs.recv_bytes.end(), sig.begin() + static_cast<std::ptrdiff_t>(n))) {
-        match = static_cast<int>(i);
-        break;
-      }
-    }
+    int match = cached_pattern(cs, counts_hash);
     if (can_run && match >= 0)
       can_run = prepare(cs, *cs.patterns[static_cast<std::size_t>(match)], in_place, send, recv);
     if (!can_run) match = -1;
@@ -1382,64 +1605,12 @@ int exchange(const Exchange& x) {
     // The vote: the learning streak, or "my counts are the learned ones and I can run".
     std::int64_t vote = cs.learner.vote(cs.send_bytes, cs.recv_bytes, counts_hash, can_run);
     if (paused) vote = 0;
-    if (cs.learner.learning() && cs.learner.streak() == 1) {
-      cs.unlearned_calls += cs.streak_calls;  // the previous streak never became a pattern
-      cs.streak_calls = 0;
-      cs.streak_seconds = 0;
-      cs.streak_fastest_s = 0;
-    }
-    // One small agreement per call, MAX-reduced: minus the vote, the previous call's time on
-    // this rank and minus its agreement's duration when it ran native (their maximum and
-    // minimum over ranks feed auto's trial), and the cached pattern index with its negation
-    // (equal maximum and minimum: every rank is on the same cached pattern), and this rank's
-    // fastest native call of its learning streak (their maximum calibrates the cost model; the
-    // fastest, as a streak's first call pays first-touch costs).
-    // Then the budget's inputs: this rank's time so far here, its last learning's and last
-    // agreement's durations.
-    double agree_in[9] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
-                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
-                          cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
-    double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
-    // Until the communicator first learns it has no private duplicate: the agreement then runs
-    // on the application's communicator, where every rank makes it at the same point of the
-    // same collective call, so it cannot cross the application's own collectives.
-    const double agree_t0 = now();
-    int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX,
-                            cs.dup != MPI_COMM_NULL ? cs.dup : comm);
-    cs.agree_local_s = now() - agree_t0;
-    cs.learn_local_s = 0;
-    if (rc == MPI_SUCCESS) {
-      if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
-      cs.time_agreed_s = agree_out[6];
-      if (agree_out[7] > 0) {
-        cs.learn_cost_s = agree_out[7];
-        // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-        if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(agree_out[7]);
-      }
-      if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
-    }
-    std::int64_t agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
-    static_assert(learn::Learner::kMatch < (std::int64_t{1} << 53), "votes travel as doubles");
-    if (cs.timed_pattern && rc == MPI_SUCCESS) {
-      learn::Trial& trial = cs.timed_pattern->trial;
-      const bool was_decided = trial.decided();
-      const double weighed =
-          learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
-      trial.measured(weighed, agree_out[1] - weighed);  // native's agreement: the trial's cost
-      if (!was_decided && trial.decided()) {
-        const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
-        core::log_info("trial decided after " + std::to_string(trial.rounds()) +
-                       " pairs: strategy " + w.id + " (" + std::to_string(w.measured_s) +
-                       " s per call); its extra time against native " +
-                       std::to_string(trial.extra_seconds()) + " s");
-      }
-    }
-    cs.timed_pattern = nullptr;
-    cs.timed_seconds = 0;
-    cs.timed_agreement = 0;
+    close_unlearned_streak(cs);
+    std::int64_t agreed = 0;
+    int hit = -1;
+    int rc = agree(cs, comm, vote, match, agreed, hit);
     const bool was_learning = cs.learner.learning();
     if (was_learning && rc == MPI_SUCCESS) cs.probes_spent_s += cs.agree_cost_s;  // agreed
-    const int hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
     // A new pattern every rank has repeated, but the job cannot pay for learning it yet: stay
     // native and probe again once it can (every rank computes the same from agreed values).
     const bool repeated = agreed >= s.cfg.learn_calls && agreed < learn::Learner::kMatch;
@@ -1457,141 +1628,14 @@ int exchange(const Exchange& x) {
     if (hit < 0 && action == learn::Action::learn_and_run && !make_private(cs, comm))
       action = learn::Action::native;  // and native_only from now on, on every rank alike
     if (hit >= 0) {
-      // Every rank is on the same cached pattern: run it, no gather (alternating patterns).
-      Pattern* cached = cs.patterns[static_cast<std::size_t>(hit)].get();
-      const bool pinned = cached->usable.size() == 1 && cached->usable.front().native;
-      cs.current = cached;
-      cs.learner.adopt(pinned);
-      action = pinned ? learn::Action::native : learn::Action::run_plan;
-      if (cs.streak_calls > 0) {
-        cached->record.calls += cs.streak_calls;
-        cached->record.time_native_s += cs.streak_seconds;
-        cs.streak_calls = 0;
-        cs.streak_seconds = 0;
-        cs.streak_fastest_s = 0;
-      }
+      action = adopt_cached(cs, *cs.patterns[static_cast<std::size_t>(hit)]);
     } else if (action == learn::Action::learn_and_run) {
-      core::CommMatrix m;
-      Pattern* p = nullptr;
-      std::vector<int> ok;
-      const bool gathered = gather_matrix(cs, m);
-      std::vector<learn::Prediction> predictions =
-          share_predictions(cs, gathered ? &m : nullptr);
-      const double scale = self_calibrate(cs, predictions);
-      if (gathered) {
-        try {
-          p = learn_pattern(cs, std::move(m), ok, predictions);
-          if (p->trial.candidates().empty() && scale != 1) {  // a new pattern: its bound too
-            p->record.model_scale = scale;
-            if (p->record.lower_bound_s > 0) p->record.lower_bound_s *= scale;
-          }
-          // Whether this call can run a plan now: a passing failure leaves the pattern learned.
-          ok.push_back(can_run && prepare(cs, *p, in_place, send, recv) ? 1 : 0);
-        } catch (const std::bad_alloc&) {
-          p = nullptr;
-        }
-      }
-      // Every rank planned the same candidates, so the flags line up; a rank that failed sends
-      // zeros of the agreed length (the size is agreed first, as ranks may differ in failure).
-      int count = p ? static_cast<int>(ok.size()) : 0, min_count = 0, max_count = 0;
-      PMPI_Allreduce(&count, &min_count, 1, MPI_INT, MPI_MIN, cs.dup);
-      PMPI_Allreduce(&count, &max_count, 1, MPI_INT, MPI_MAX, cs.dup);
-      bool all_ok = min_count > 0 && min_count == max_count;
-      std::vector<int> all(static_cast<std::size_t>(max_count), 0);
-      if (max_count > 0) {
-        ok.resize(static_cast<std::size_t>(max_count), 0);
-        PMPI_Allreduce(ok.data(), all.data(), max_count, MPI_INT, MPI_MIN, cs.dup);
-      }
-      all_ok = all_ok && all[all.size() - 2] == 1;
-      const bool run_now = all_ok && all.back() == 1;
-      if (!run_now) ++s.fallbacks;
-      if (all_ok && p->trial.candidates().empty()) {
-        all.resize(all.size() - 2);
-        p->record.layout_hash = learn::layout_hash(cs.topology.node_of);
-        const learn::Verdict* known =
-            s.wisdom_on ? s.wisdom.find({p->matrix.hash(), cs.size, p->record.layout_hash,
-                                         s.machine_hash})
-                        : nullptr;
-        settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
-                          cs.calls > 0 ? cs.calls - 1 : 0, known);
-        // The probes that found it, too (agreed): learning, probes and trial share one budget.
-        p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
-        cs.probes_charged_s = cs.probes_spent_s;
-        if (s.tracer.is_open()) {
-          std::lock_guard lock(s.mu);
-          p->trace_id = s.tracer.add_pattern(
-              {{cs.comm_root, cs.comm_serial}, cs.size, cs.rank, p->record.pattern,
-               p->matrix.nonzeros(), p->matrix.total_bytes(), p->matrix.hash(), p->running().id,
-               static_cast<std::uint32_t>(p->running().phases), p->matrix.row(cs.rank)});
-        }
-        core::log_info_once(
-            "learned-" + std::to_string(cs.comm_serial) + "-" + std::to_string(p->record.pattern),
-            "learned a " + std::to_string(cs.size) + "-rank pattern (" +
-                std::to_string(p->matrix.nonzeros()) + " messages, " +
-                std::to_string(p->matrix.total_bytes()) + " bytes): " +
-                (p->trial.decided() ? "strategy " + p->running().id
-                                    : "trying " + std::to_string(p->usable.size()) +
-                                          " candidates, first " + p->running().id));
-      }
-      if (!all_ok && p && p->trial.candidates().empty()) {
-        // Not learned everywhere: forget it on every rank that planned it, so the pattern
-        // caches of all ranks stay identical.
-        cs.patterns.pop_back();
-        p = nullptr;
-      }
-      cs.current = all_ok ? p : nullptr;
-      // A pattern whose only choice is native needs no plan state: pin it.
-      const bool plans = all_ok && p->usable.size() > 1;
-      cs.learner.planned(plans || (all_ok && !p->usable.front().native));
-      if (p) {
-        p->record.calls += cs.streak_calls;
-        p->record.time_native_s += cs.streak_seconds;
-        p->record.learning_s += cs.streak_seconds;
-      }
-      cs.streak_calls = 0;
-      cs.streak_seconds = 0;
-      cs.streak_fastest_s = 0;
-      cs.learn_local_s = now() - learn_t0;  // the next agreement makes it the known cost
-      action = run_now ? learn::Action::run_plan : learn::Action::native;
+      action = learn_here(cs, can_run, in_place, send, recv, learn_t0);
     }
     Pattern* p = cs.current;
     if (p && (action == learn::Action::run_plan ||
-              (action == learn::Action::native && cs.learner.pinned_native()))) {
-      const Candidate& c = p->running();
-      double agreement = 0;  // native: this rank's agreement, most of which it will not pay
-      if (c.native) {
-        agreement = now() - t0;
-        rc = x.native(x);
-      } else if (c.drs) {
-        rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
-      } else {
-        PmpiTransport t(cs.dup, cs.rank, send, recv, const_cast<std::uint8_t*>(c.staging.data()));
-        exec::run(c.program, t);
-        rc = t.error();
-        if (rc == MPI_SUCCESS && recv.packed && !unpack_side(recv, cs.size, cs.recv_bytes, cs.dup))
-          rc = MPI_ERR_INTERN;
-      }
-      // The schedule ran on the private duplicate, which returns its errors: raise one on the
-      // application's communicator, through the handler it chose, as the native call would.
-      if (rc != MPI_SUCCESS && !c.native) PMPI_Comm_call_errhandler(comm, rc);
-      const double dt = now() - t0;
-      trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
-      ++p->record.calls;
-      if (!p->trial.decided()) p->record.trial_s += dt;
-      if (c.native) {
-        p->record.time_native_s += dt;
-      } else {
-        ++p->record.calls_optimised;
-        p->record.time_optimised_s += dt;
-      }
-      cs.timed_pattern = p;
-      // The trial compares what each candidate costs per call once chosen, both timed from
-      // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
-      // (Trial::call_seconds takes the rest off at the next agreement).
-      cs.timed_seconds = dt;
-      cs.timed_agreement = agreement;
-      return rc;
-    }
+              (action == learn::Action::native && cs.learner.pinned_native())))
+      return run_pattern(cs, *p, x, send, recv, t0);
     rc = run_native(x, seconds);
     const double dt = now() - t0;
     trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, dt);
