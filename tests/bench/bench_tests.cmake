@@ -31,3 +31,15 @@ add_test(NAME bench.apps_failures
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/apps_failures.py)
 set_tests_properties(bench.apps_failures PROPERTIES LABELS unit TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "apps_failures: ok")
+# The whole-job tier's smoke point (Open MPI builds: the tier launches with mpirun.openmpi): a
+# 20-call job and the 100-calls-per-size sweep at 2 ranks in shared memory, one A/B pair. It
+# fails when a run fails, a program finds wrong bytes, or the two runs' checksums differ; its
+# ratios are printed, not checked (a timed test on a shared machine would flake).
+if(COMMSCHED_MPI_FLAVOR STREQUAL "openmpi")
+  add_test(NAME bench.e2e.smoke
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/apps/bench/bench.py e2e
+                   --machines shm --e2e-ranks 2 --pairs 1 --workloads short20_1k,sweep_100
+                   --timeout 60 --build ${CMAKE_BINARY_DIR}
+                   --out ${CMAKE_BINARY_DIR}/bench/e2e-smoke.jsonl)
+  set_tests_properties(bench.e2e.smoke PROPERTIES LABELS bench TIMEOUT 120)
+endif()
