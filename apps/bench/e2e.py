@@ -73,12 +73,12 @@ def parse(out):
 
 
 def one_run(cmd, env, timeout):
-    """(whole run's time, checksum, {size: µs per call} of a sweep, else empty)."""
+    """(whole run's time, checksum, {size: PMPI_ over MPI_ time per call} of a sweep, else {})."""
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     r = parse(p.stdout)
     if p.returncode != 0 or "alltoallv_total_s" not in r or r.get("errors") != "0":
         raise RuntimeError(f"rc={p.returncode}: {p.stderr[-1500:]}")
-    sizes = {}  # size: PMPI_ over MPI_ time per call inside this run
+    sizes = {}
     for line in p.stdout.splitlines():
         kv = dict(x.partition("=")[::2] for x in line.split())
         if "size" in kv and "ratio" in kv:

@@ -1081,13 +1081,6 @@ bool rejected_by_mpi(int n, bool in_place, const int* sendcounts, MPI_Datatype s
   return false;
 }
 
-int run_native(const Exchange& x, double& seconds) {
-  const double t0 = now();
-  const int rc = x.native(x);
-  seconds = now() - t0;
-  return rc;
-}
-
 // The native call on a path that reads the clock only at the call's entry into the library
 // (`entry`) and here: `seconds` is the time from entry, so what the library added before the
 // call counts too (as a plan's time does), and `end` is the clock at the call's return.
@@ -1209,14 +1202,19 @@ int finalize() {
 
 namespace {
 
+// The learning streak's native calls, time and fastest call start again from none.
+void clear_streak(CommState& cs) {
+  cs.streak_calls = 0;
+  cs.streak_seconds = 0;
+  cs.streak_fastest_s = 0;
+}
+
 // A call that starts a learning streak (its counts seen once in the recent history) closes the
 // previous streak, which never became a pattern: its calls count as unlearned.
 void close_unlearned_streak(CommState& cs) {
   if (!cs.learner.learning() || cs.learner.streak() != 1) return;
   cs.unlearned_calls += cs.streak_calls;
-  cs.streak_calls = 0;
-  cs.streak_seconds = 0;
-  cs.streak_fastest_s = 0;
+  clear_streak(cs);
 }
 
 // Which cached pattern, if any, this call's bytes (cs.send_bytes, cs.recv_bytes) are on this
@@ -1302,9 +1300,7 @@ learn::Action adopt_cached(CommState& cs, Pattern& cached) {
   if (cs.streak_calls > 0) {
     cached.record.calls += cs.streak_calls;
     cached.record.time_native_s += cs.streak_seconds;
-    cs.streak_calls = 0;
-    cs.streak_seconds = 0;
-    cs.streak_fastest_s = 0;
+    clear_streak(cs);
   }
   return pinned ? learn::Action::native : learn::Action::run_plan;
 }
@@ -1393,21 +1389,18 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
     p->record.time_native_s += cs.streak_seconds;
     p->record.learning_s += cs.streak_seconds;
   }
-  cs.streak_calls = 0;
-  cs.streak_seconds = 0;
-  cs.streak_fastest_s = 0;
+  clear_streak(cs);
   cs.learn_local_s = now() - learn_t0;  // the next agreement makes it the known cost
   return run_now ? learn::Action::run_plan : learn::Action::native;
 }
 
 // Runs the pattern in force as every rank agreed: its chosen plan on the private duplicate
 // (or native, pinned), timed from `t0` for the trial, recorded.
-int run_pattern(CommState& cs, Pattern& pattern, const Exchange& x, Side& send, Side& recv,
+int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& recv,
                 double t0) {
   Global& s = g();
-  Pattern* p = &pattern;  // the trial's pending measurement keeps it (cs.timed_pattern)
   int rc = MPI_SUCCESS;
-  const Candidate& c = p->running();
+  const Candidate& c = p.running();
   double agreement = 0;  // native: this rank's agreement, most of which it will not pay
   if (c.native) {
     agreement = now() - t0;
@@ -1425,16 +1418,16 @@ int run_pattern(CommState& cs, Pattern& pattern, const Exchange& x, Side& send, 
   // application's communicator, through the handler it chose, as the native call would.
   if (rc != MPI_SUCCESS && !c.native) PMPI_Comm_call_errhandler(x.comm, rc);
   const double dt = now() - t0;
-  trace_call(cs, p, c.id, !c.native, c.phases, t0, dt);
-  ++p->record.calls;
-  if (!p->trial.decided()) p->record.trial_s += dt;
+  trace_call(cs, &p, c.id, !c.native, c.phases, t0, dt);
+  ++p.record.calls;
+  if (!p.trial.decided()) p.record.trial_s += dt;
   if (c.native) {
-    p->record.time_native_s += dt;
+    p.record.time_native_s += dt;
   } else {
-    ++p->record.calls_optimised;
-    p->record.time_optimised_s += dt;
+    ++p.record.calls_optimised;
+    p.record.time_optimised_s += dt;
   }
-  cs.timed_pattern = p;
+  cs.timed_pattern = &p;
   // The trial compares what each candidate costs per call once chosen, both timed from
   // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
   // (Trial::call_seconds takes the rest off at the next agreement).
@@ -1636,8 +1629,8 @@ int exchange(const Exchange& x) {
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native())))
       return run_pattern(cs, *p, x, send, recv, t0);
-    rc = run_native(x, seconds);
-    const double dt = now() - t0;
+    double dt = 0;
+    rc = run_native_from(x, t0, dt, add_time.end);
     trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, dt);
     if (cs.learner.learning()) {
       note_streak_call(cs, dt);
