@@ -198,6 +198,12 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
   const auto pos = std::find_if(out.begin(), out.end(), [&](const CandidatePlan& c) {
     return c.predicted_s > native.predicted_s;
   });
+  // Behind native, the trial looks for what the model misses. The model has no receiver
+  // contention (a shallow switch queue dropping an incast), and a one-phase plan, which posts
+  // every message at once as the MPI library's own exchange does, shares native's contention:
+  // plans of several phases go first there.
+  std::stable_partition(pos, out.end(),
+                        [](const CandidatePlan& c) { return c.plan.phases.size() > 1; });
   out.insert(pos, std::move(native));
   for (CandidatePlan& c : same) out.push_back(std::move(c));
   for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i) {

@@ -34,9 +34,9 @@ using Predictor = std::function<double(const core::Plan*)>;
 
 /// Candidates for `strategy` ("auto" or an id) on `m`. A forced id gives [id, native]; `auto`
 /// with a predictor plans every strategy in `allowed` (all when empty), predicts them, and keeps
-/// the `keep` best plus native, best first (`drs`, which has no plan to predict, only when
-/// `allowed` names it); `auto` without a predictor gives [rule's choice,
-/// native]. Invalid plans and plans above `max_staging` bytes on some rank are kept with
+/// the `keep` best plus native, best first as plan_chosen orders them (`drs`, which has no
+/// plan to predict, only when `allowed` names it); `auto` without a predictor gives [rule's
+/// choice, native]. Invalid plans and plans above `max_staging` bytes on some rank are kept with
 /// `rejected` set (the report says why) and sorted last.
 std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,
                                            const plan::Options& options,
@@ -97,7 +97,9 @@ std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double
 
 /// The candidates from agreed predictions (predict_share's entries, native's last): plans the
 /// `keep` best predicted usable entries and native, best first (native where its prediction
-/// puts it), then the rejected ones with why (no plan). The same list plan_candidates gives for
+/// puts it; behind native, plans of several phases before one-phase plans, which share
+/// native's receiver contention that the model does not see), then the rejected ones with why
+/// (no plan). The same list plan_candidates gives for
 /// `auto` with a predictor.
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,

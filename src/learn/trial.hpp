@@ -4,10 +4,10 @@
 /// side feeds it the time of each call as the maximum over ranks (agreed), and every rank,
 /// drawing from the same seed, takes the same decisions.
 ///
-/// - Pairs. Candidates are tried one at a time, best predicted first, each call next to a
-///   native call in an order drawn at random for each pair, so a machine that drifts, or a cost
-///   that falls on whichever call comes second, touches both sides alike. A candidate's first
-///   call is discarded (first-touch costs).
+/// - Pairs. Candidates are tried one at a time in the order given (plan_chosen's), each call
+///   next to a native call in an order drawn at random for each pair, so a machine that
+///   drifts, or a cost that falls on whichever call comes second, touches both sides alike. A
+///   candidate's first call is discarded (first-touch costs).
 /// - Checkpoints. At `calls` pairs, then twice, four, eight and sixteen times as many, and only
 ///   then, the trial looks at the candidate's pairs.
 /// - Confidence. A candidate replaces native only when its median time ratio over its pairs is

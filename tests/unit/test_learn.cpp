@@ -363,3 +363,35 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   });
   EXPECT_EQ(static_cast<std::size_t>(tried), k);
 }
+
+// Where the model puts native first, the trial tries plans of several phases before a
+// one-phase plan (ac posts everything at once, as native does, so shares the receiver
+// contention the model does not see); a plan predicted to beat native still goes first.
+TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
+  using cs::learn::Prediction;
+  const cs::core::CommMatrix m = cs::core::CommMatrix::from_dense(
+      8, [] {
+        std::vector<Bytes> d(64, 4096);
+        for (int i = 0; i < 8; ++i) d[static_cast<std::size_t>(i * 9)] = 0;
+        return d;
+      }());
+  const std::vector<std::string> pool = {"ac", "lp_shift", "rs_nh"};
+  auto chosen = [&](double ac, double lp, double rs, double native) {
+    std::vector<Prediction> p(pool.size() + 1);
+    p[0].predicted_s = ac;
+    p[1].predicted_s = lp;
+    p[2].predicted_s = rs;
+    p[3].predicted_s = native;
+    std::vector<std::string> ids;
+    for (const auto& c : cs::learn::plan_chosen(m, pool, p, cs::plan::Options{}, 3, ~Bytes{0}))
+      if (c.rejected.empty()) ids.push_back(c.id);
+    return ids;
+  };
+  using V = std::vector<std::string>;
+  // Native predicted best: the phased plans, in predicted order, then ac.
+  EXPECT_EQ(chosen(1.1, 1.3, 1.2, 1.0), (V{"native", "rs_nh", "lp_shift", "ac"}));
+  // ac predicted to beat native: it runs first, the rest as before.
+  EXPECT_EQ(chosen(0.9, 1.3, 1.2, 1.0), (V{"ac", "native", "rs_nh", "lp_shift"}));
+  // Every plan predicted faster than native: the predicted order alone.
+  EXPECT_EQ(chosen(0.5, 0.7, 0.6, 1.0), (V{"ac", "rs_nh", "lp_shift", "native"}));
+}
