@@ -173,6 +173,14 @@ struct Global {
   std::atomic<bool> initialised{false};
   std::atomic<bool> active{false};  // false: pure pass-through
   settings::Settings cfg;
+  // What every call asks of cfg.strategy, settled once it is final (settle_strategy): string
+  // comparisons on each call cost more than the rest of a learned call's bookkeeping.
+  bool strategy_native = false;  // COMMSCHED_STRATEGY=native, or forced to it
+  bool trial_budgeted = false;   // auto with its trial: learning and probes within its budget
+  void settle_strategy() {
+    strategy_native = cfg.strategy == "native";
+    trial_budgeted = cfg.trial && cfg.strategy == "auto";
+  }
   std::vector<std::string> warnings;
   int world_rank = 0;
   std::atomic<std::int64_t> comms_seen{0};
@@ -459,6 +467,7 @@ void setup(int provided, bool saw_init) {
     s.warnings.push_back("could not read the COMMSCHED_* settings; running native");
     s.cfg.strategy = "native";
   }
+  s.settle_strategy();
   core::log_configure(s.cfg.log_level, s.world_rank, s.cfg.log_file);
   // Settings are the same on every rank: say what is wrong once, from rank 0.
   if (s.world_rank == 0)
@@ -479,6 +488,7 @@ void setup(int provided, bool saw_init) {
   if (s.active) {  // a disabled library reads no file
     if (!cost::load_machine(s.cfg.machine, s.machine, machine_error)) {
       s.cfg.strategy = "native";
+      s.settle_strategy();
       machine_text = "unloadable";
     } else {
       machine_text = cost::to_toml(s.machine);
@@ -738,7 +748,7 @@ plan::Options plan_options(const settings::Settings& cfg, const cost::Machine& m
   return o;
 }
 
-bool runs_trial(const settings::Settings& cfg);
+bool runs_trial();
 
 void fill_record(Pattern& p) {
   PatternRecord& r = p.record;
@@ -774,7 +784,7 @@ void fill_record(Pattern& p) {
     add(c.id, c.predicted_s, c.measured_s, "");
   r.matrix_hash = p.matrix.hash();
   r.verdict = p.from_wisdom ? kVerdictFromWisdom
-              : runs_trial(g().cfg) && p.trial.decided() && p.trial.candidates().size() > 1
+              : runs_trial() && p.trial.decided() && p.trial.candidates().size() > 1
                   ? kVerdictMeasured
                   : kVerdictNone;
   if (p.from_wisdom)
@@ -804,7 +814,7 @@ learn::Predictor predictor(const CommState& cs, const core::CommMatrix& m) {
 }
 
 // Whether a learned pattern's candidates are measured before one is kept: auto's trial.
-bool runs_trial(const settings::Settings& cfg) { return cfg.trial && cfg.strategy == "auto"; }
+bool runs_trial() { return g().trial_budgeted; }
 
 // Plans a freshly gathered matrix on this rank (every rank computes the same candidates from
 // the agreed predictions) and compiles each for this rank. `ok[i]` is this rank's verdict on
@@ -846,7 +856,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   // auto's trial runs more candidates where its calls are predicted to be cheap.
-  const std::size_t keep = runs_trial(s.cfg) ? learn::trial_width(agreed, s.cfg.trial_calls,
+  const std::size_t keep = runs_trial() ? learn::trial_width(agreed, s.cfg.trial_calls,
                                                                  s.cfg.trial_seconds)
                                             : learn::kTrialKeep;
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
@@ -937,7 +947,7 @@ double learn_cost(const CommState& cs) {
 // auto's learning budget: whether the communicator's time so far (agreed) pays for a learning
 // within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
 bool learning_affordable(const CommState& cs) {
-  if (!runs_trial(g().cfg)) return true;
+  if (!runs_trial()) return true;
   return cs.time_agreed_s * g().cfg.trial_budget >= learn_cost(cs);
 }
 
@@ -947,7 +957,7 @@ bool learning_affordable(const CommState& cs) {
 // quarter of the budget (kProbeShare), counted from the first; a deferred learning gets the
 // whole budget, once.
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
-  if (!runs_trial(g().cfg) || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
+  if (!runs_trial() || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
   const double budget = g().cfg.trial_budget;
   const double need =
@@ -1353,7 +1363,7 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
         s.wisdom_on ? s.wisdom.find({p->matrix.hash(), cs.size, p->record.layout_hash,
                                      s.machine_hash})
                     : nullptr;
-    settle_candidates(*p, all, runs_trial(s.cfg), s.cfg.trial_calls, s.cfg.seed,
+    settle_candidates(*p, all, runs_trial(), s.cfg.trial_calls, s.cfg.seed,
                       cs.calls > 0 ? cs.calls - 1 : 0, known);
     // The probes that found it, too (agreed): learning, probes and trial share one budget.
     p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
@@ -1464,7 +1474,7 @@ int exchange(const Exchange& x) {
   // Every call's time on this rank, whichever way it leaves: the learning budget's base, used
   // only under auto's trial (learning_affordable). The paths that only run the native call
   // read the clock twice in all: here, and at the native call's return (add_time.end).
-  const bool budgeted = runs_trial(s.cfg);
+  const bool budgeted = runs_trial();
   const double entry = now();
   struct AddTime {
     CommState* cs = nullptr;
@@ -1479,7 +1489,7 @@ int exchange(const Exchange& x) {
     CommState& cs = *csp;
     cs.call = x.name;
     if (budgeted) add_time.cs = csp;
-    if (cs.native_only || s.cfg.strategy == "native") {
+    if (cs.native_only || s.strategy_native) {
       const int rc = run_native_from(x, entry, seconds, add_time.end);
       trace_call(cs, nullptr, "native", false, 0, entry, seconds);
       ++cs.unlearned_calls;

@@ -47,8 +47,14 @@ void Learner::repeat(std::uint64_t h) {
   history_[next_] = h;
   next_ = (next_ + 1) % kHistory;
   filled_ = std::min(filled_ + 1, kHistory);
-  const auto seen = std::count(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(filled_), h);
-  streak_ = static_cast<int>(std::min<std::ptrdiff_t>(seen, learn_calls_));
+  // Only whether h was seen learn_calls_ times matters: count from the newest slot, where a
+  // repeating pattern's copies are, and stop there (this runs on every intercepted call).
+  int seen = 0;
+  for (std::size_t k = 0, i = next_; k < filled_ && seen < learn_calls_; ++k) {
+    i = (i + kHistory - 1) % kHistory;
+    seen += history_[i] == h ? 1 : 0;
+  }
+  streak_ = seen;
 }
 
 Action Learner::decide(std::int64_t agreed_min) {
