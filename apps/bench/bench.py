@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The benchmark harness of issue 4: irregular_exchange under every strategy on two tiers.
 
-  apps/bench/bench.py netns [--set smoke|default|full|paper000|alltoall] [--out FILE] ...
+  apps/bench/bench.py netns [--set smoke|default|full|paper000|paper002|alltoall] [--out FILE] ...
       Emulated cluster (real Open MPI over TCP between network namespaces, tbf-shaped links;
       apps/bench/netns_cluster.sh). Needs root; otherwise prints one SKIPPED line, exits 0.
   apps/bench/bench.py smpi [--set smoke|default|full|table5|table11|alltoall] [--out FILE] ...
@@ -29,7 +29,8 @@ left out: its line carries "failed" (the reason) and time_s null, the table show
 bench.py exits 1 once every point has run.
 
 The alltoall sets time MPI_Alltoall and MPI_Neighbor_alltoallv (irregular_exchange --call);
-paper000 the orderings of paper 000's Table 5 on the emulated cluster with shallow queues.
+paper000 and paper002 the orderings of paper 000's Table 5 and paper 002's Table 11 on the
+emulated cluster with shallow queues.
 
 native: the MPI library's own MPI_Alltoallv (netns: the program without the library; SMPI: the
 library linked but disabled, COMMSCHED_ENABLE=0). Every other strategy: COMMSCHED_STRATEGY=<id>.
@@ -708,6 +709,8 @@ NETNS_SET_STRATEGIES = {
     # Paper 000 Table 5's orderings (AC, LP, RS_NH against native) where receiver contention is
     # modelled: shallow switch queues.
     "paper000": ["native", "ac", "lp_xor", "rs_n", "rs_nh"],
+    # Paper 002 Table 11's columns (linear, pairwise, balanced, greedy) there too.
+    "paper002": ["native", "lex", "pex", "bex", "greedy"],
     "alltoall": ALLTOALL_STRATEGIES,
 }
 
@@ -718,6 +721,9 @@ def netns_points(set_name, n):
         return {"flat": [wl("uniform_d4", "uniform", 4, 1024)]}
     if set_name == "paper000":
         return {"shallow": unit_sweep([256, 1024, 4096], 8)}
+    if set_name == "paper002":
+        return {"shallow": [w for unit in (256, 512)
+                            for w in density_sweep(n, [0.10, 0.25, 0.50, 0.75], unit)]}
     if set_name == "alltoall":
         # MPI_Alltoall and MPI_Neighbor_alltoallv (issue 26) on both queue depths.
         ws = [alltoall_wl(64), alltoall_wl(4096), neighbor_wl(4096)]
@@ -1032,7 +1038,7 @@ def main():
                                      "apps-inner"])
     ap.add_argument("--set", default="default",
                     choices=["smoke", "default", "full", "table5", "table11", "issue5", "bursts",
-                             "alltoall", "paper000"])
+                             "alltoall", "paper000", "paper002"])
     ap.add_argument("--build", default=None, help="build tree (smpi: the COMMSCHED_SMPI=ON one)")
     ap.add_argument("--out", default=None, help="JSON lines file")
     ap.add_argument("--append", action="store_true", help="append to --out")
