@@ -24,7 +24,9 @@ exit 1 and shows FAILED.
           every timed run. Correct: its checksum and round-trip residual. Breakdown: the
           transforms' own time.
   hpcc    Debian's `hpcc` with tests/apps/hpccinf.txt at N = 1000 (HPCC runs all its tests).
-          Correct: its residuals and error counts. Breakdown: MPIFFT Gflop/s, PTRANS GB/s.
+          Correct: its residuals and error counts; beyond 4 ranks RandomAccess's missed updates
+          depend on timing (natively too), so they are held to HPCC's own limit (under 1 %)
+          instead. Breakdown: MPIFFT Gflop/s, PTRANS GB/s.
   fft2d   tests/apps/fft2d_transpose.f90 (Fortran MPI_ALLTOALLV), built in the build tree.
           Correct: its checksum against its serial reference.
 
@@ -213,33 +215,52 @@ class Hpcc:
         p = max(1, int(ranks ** 0.5))
         while ranks % p:
             p -= 1
+        self.ranks = ranks
         lines[10] = f"{p:<13d}Ps\n"
         lines[11] = f"{ranks // p:<13d}Qs\n"
         with open(os.path.join(work, "hpccinf.txt"), "w") as f:
             f.writelines(lines)
         return [shutil.which("hpcc")]
 
+    # HPCC's MPIRandomAccess posts 4 receives from MPI_ANY_SOURCE beyond 4 ranks and takes
+    # them with MPI_Testany; a sender's "finished" message can be taken before its last update
+    # that another receive already holds, which is then cancelled unread. Its rules allow such
+    # missed updates (under 1 % of the table, "(passed)"), so beyond 4 ranks the error counts
+    # depend on timing, natively too: checked against HPCC's own limit, not against native's.
+    RACY_ABOVE_RANKS = 4
+    RANDOM_ACCESS_KEYS = ("MPIRandomAccess_Errors", "MPIRandomAccess_LCG_Errors")
+
     def parse(self, work, stdout):
         out = read(os.path.join(work, "hpccoutf.txt"))
-        keys = ("PTRANS_residual", "MPIRandomAccess_Errors", "MPIRandomAccess_LCG_Errors",
-                "MPIFFT_maxErr", "MPIFFT_N", "HPL_N")
+        racy = getattr(self, "ranks", 0) > self.RACY_ABOVE_RANKS
+        keys = ("PTRANS_residual", "MPIFFT_maxErr", "MPIFFT_N", "HPL_N") + \
+            (() if racy else self.RANDOM_ACCESS_KEYS)
         numbers = [ln for ln in out.splitlines() if ln.split("=")[0] in keys]
         numbers += [re.sub(r"[\d.]+ s$", "", ln) for ln in out.splitlines()
                     if re.match(r"^\|\|Ax-b\|\|_oo", ln)]
         own = {}
-        for k in ("MPIFFT_Gflops", "PTRANS_GBs", "HPL_Tflops"):
+        for k in ("MPIFFT_Gflops", "PTRANS_GBs", "HPL_Tflops") + \
+                (self.RANDOM_ACCESS_KEYS if racy else ()):
             m = re.search(rf"^{k}=([\d.eE+-]+)", out, re.M)
             if m:
                 own[k] = float(m.group(1))
+        if racy:
+            fractions = re.findall(r"^MPIRandomAccess(?:_LCG)?_ErrorsFraction=([\d.eE+-]+)$",
+                                   out, re.M)
+            random_access_ok = len(fractions) == 2 and all(float(f) < 0.01 for f in fractions)
+        else:
+            random_access_ok = "MPIRandomAccess_Errors=0" in out
         ok = ("End of Summary section" in out and "FAILED" not in out
-              and "PTRANS_residual=0" in out and "MPIRandomAccess_Errors=0" in out)
+              and "PTRANS_residual=0" in out and random_access_ok)
         return numbers, ok, own
 
     @staticmethod
     def comm_share(own):
         if "MPIFFT_Gflops" in own:
+            missed = (f", RandomAccess missed {own['MPIRandomAccess_Errors']:.0f} updates"
+                      if "MPIRandomAccess_Errors" in own else "")
             return (f"MPIFFT {own['MPIFFT_Gflops']:.3g} Gflop/s, "
-                    f"PTRANS {own.get('PTRANS_GBs', 0):.3g} GB/s")
+                    f"PTRANS {own.get('PTRANS_GBs', 0):.3g} GB/s{missed}")
         return "–"
 
 
