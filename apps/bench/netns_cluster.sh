@@ -73,7 +73,10 @@ work=$(mktemp -d "/tmp/${p}.XXXXXX")
 created_ns=() created_links=()
 cleanup() {
   local rc=$?
-  trap - EXIT INT TERM HUP
+  # A second signal (a repeated Ctrl-C, a kill while tearing down) must not stop the teardown
+  # halfway and leave namespaces and links behind: ignored from here on.
+  trap - EXIT
+  trap '' INT TERM HUP
   set +e
   for ns in "${created_ns[@]}"; do  # processes left in our namespaces are ours
     pids=$(ip netns pids "$ns" 2>/dev/null)
