@@ -202,6 +202,7 @@ class Hpcc:
 
     def __init__(self, smoke):
         self.n = 400 if smoke else self.N
+        self.ranks = 0  # set by prepare: parse reads the run's rank count
 
     def missing(self, build):
         return None if shutil.which("hpcc") else "no `hpcc` (Debian package hpcc)"
@@ -232,7 +233,7 @@ class Hpcc:
 
     def parse(self, work, stdout):
         out = read(os.path.join(work, "hpccoutf.txt"))
-        racy = getattr(self, "ranks", 0) > self.RACY_ABOVE_RANKS
+        racy = self.ranks > self.RACY_ABOVE_RANKS
         keys = ("PTRANS_residual", "MPIFFT_maxErr", "MPIFFT_N", "HPL_N") + \
             (() if racy else self.RANDOM_ACCESS_KEYS)
         numbers = [ln for ln in out.splitlines() if ln.split("=")[0] in keys]

@@ -1474,7 +1474,7 @@ int exchange(const Exchange& x) {
   // Every call's time on this rank, whichever way it leaves: the learning budget's base, used
   // only under auto's trial (learning_affordable). The paths that only run the native call
   // read the clock twice in all: here, and at the native call's return (add_time.end).
-  const bool budgeted = runs_trial();
+  const bool budgeted = s.trial_budgeted;  // runs_trial(), without a second g() per call
   const double entry = now();
   struct AddTime {
     CommState* cs = nullptr;

@@ -99,8 +99,7 @@ std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double
 /// `keep` best predicted usable entries and native, best first (native where its prediction
 /// puts it; behind native, plans of several phases before one-phase plans, which share
 /// native's receiver contention that the model does not see), then the rejected ones with why
-/// (no plan). The same list plan_candidates gives for
-/// `auto` with a predictor.
+/// (no plan). The same list plan_candidates gives for `auto` with a predictor.
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,
