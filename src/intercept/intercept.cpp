@@ -44,9 +44,9 @@
 namespace commsched::intercept {
 namespace {
 
-// auto pays for learning and probes out of the same share of the communicator's time so far as
-// its trial (COMMSCHED_TRIAL_BUDGET): a job of microsecond calls does not learn until it has spent
-// enough in MPI_Alltoallv for the learning to be a small part of it. Learning's cost is
+// auto pays for learning and probes out of the same share of the job's time in all-to-all
+// calls so far as its trial (COMMSCHED_TRIAL_BUDGET): a job of microsecond calls does not learn
+// until it has spent enough in them for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
 // The collectives of a first learning: duplicate, id, node layout (three), the matrix (two), the
@@ -57,6 +57,11 @@ constexpr double kLearnCollectives = 10;
 constexpr std::uint64_t kMaxBudgetGap = 4096;
 // The share of auto's budget that probes get (see budget_gap).
 constexpr double kProbeShare = 0.25;
+
+// This thread's clock of all-to-all entries and its time inside them (learn::EntryClock):
+// auto's trial times a call from its entry to the next one's, and its budget is a share of the
+// time in every communicator's calls.
+thread_local learn::EntryClock t_entries;
 
 // One strategy a pattern may run, compiled for this rank.
 struct Candidate {
@@ -111,17 +116,20 @@ struct CommState {
   // is scaled to when no machine file describes this machine.
   double native_seen_s = 0;
   double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
-  // auto's learning budget (see learning_affordable): this rank's time in MPI_Alltoallv on
-  // this communicator and its last learning's and agreement's durations, sent with the next
-  // agreement; their maxima over ranks, agreed.
-  double time_local_s = 0, learn_local_s = 0, agree_local_s = 0;
+  // auto's learning budget (see learning_affordable): this rank's last learning's and
+  // agreement's durations, sent with the next agreement with its time in all-to-all calls so
+  // far, on every communicator (t_entries); their maxima over ranks, agreed.
+  double learn_local_s = 0, agree_local_s = 0;
   double time_agreed_s = 0, learn_cost_s = 0, agree_cost_s = 0;  // learn_cost_s 0: unmeasured
   double probes_spent_s = 0;  // the agreed cost of this communicator's probes so far
   double probes_charged_s = 0;  // the part of it charged to a pattern's trial already
   // The previous call's pattern and local time: its maximum over ranks arrives with this
-  // call's agreement and feeds the pattern's trial.
+  // call's agreement and feeds the pattern's trial. The time is the call's own until the
+  // next all-to-all's entry on the same thread is known (timed_entry, timed_clock).
   Pattern* timed_pattern = nullptr;
   double timed_seconds = 0;
+  const learn::EntryClock* timed_clock = nullptr;  // the thread whose clock holds the call's entry
+  std::uint64_t timed_entry = 0;            // the call's index on that clock
   // The agreement's duration on this rank when that call ran native (0 for a plan, which pays
   // it on every call).
   double timed_agreement = 0;
@@ -944,8 +952,8 @@ double learn_cost(const CommState& cs) {
   return std::max(kFirstLearnCost, kLearnCollectives * cs.agree_cost_s);
 }
 
-// auto's learning budget: whether the communicator's time so far (agreed) pays for a learning
-// within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
+// auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
+// a learning within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial()) return true;
   return cs.time_agreed_s * g().cfg.trial_budget >= learn_cost(cs);
@@ -1254,16 +1262,21 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   // (equal maximum and minimum: every rank is on the same cached pattern), and this rank's
   // fastest native call of its learning streak (their maximum calibrates the cost model; the
   // fastest, as a streak's first call pays first-touch costs).
-  // Then the budget's inputs: this rank's time so far here, its last learning's and last
-  // agreement's durations.
+  // Then the budget's inputs: this rank's time in all-to-all calls so far (the job's, on every
+  // communicator), its last learning's and last agreement's durations.
+  const double agree_t0 = now();
+  if (cs.timed_pattern && cs.timed_clock == &t_entries) {
+    const double from = t_entries.entry(cs.timed_entry), to = t_entries.entry(cs.timed_entry + 1);
+    if (from >= 0 && to >= from) cs.timed_seconds = std::max(cs.timed_seconds, to - from);
+  }
   double agree_in[9] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
                         -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
-                        cs.time_local_s, cs.learn_local_s, cs.agree_local_s};
+                        t_entries.in_calls_s, cs.learn_local_s,
+                        cs.agree_local_s};
   double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
   // Until the communicator first learns it has no private duplicate: the agreement then runs
   // on the application's communicator, where every rank makes it at the same point of the
   // same collective call, so it cannot cross the application's own collectives.
-  const double agree_t0 = now();
   int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX,
                           cs.dup != MPI_COMM_NULL ? cs.dup : comm);
   cs.agree_local_s = now() - agree_t0;
@@ -1286,6 +1299,7 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     const bool was_decided = trial.decided();
     const double weighed =
         learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
+    trial.set_job_time(cs.time_agreed_s);
     trial.measured(weighed, agree_out[1] - weighed);  // native's agreement: the trial's cost
     if (!was_decided && trial.decided()) {
       const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
@@ -1296,6 +1310,7 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     }
   }
   cs.timed_pattern = nullptr;
+  cs.timed_clock = nullptr;
   cs.timed_seconds = 0;
   cs.timed_agreement = 0;
   return rc;
@@ -1442,6 +1457,8 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
   // (Trial::call_seconds takes the rest off at the next agreement).
   cs.timed_seconds = dt;
+  cs.timed_clock = &t_entries;
+  cs.timed_entry = t_entries.calls - 1;
   cs.timed_agreement = agreement;
   return rc;
 }
@@ -1471,24 +1488,27 @@ int exchange(const Exchange& x) {
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();
   double seconds = 0;
-  // Every call's time on this rank, whichever way it leaves: the learning budget's base, used
-  // only under auto's trial (learning_affordable). The paths that only run the native call
-  // read the clock twice in all: here, and at the native call's return (add_time.end).
   const bool budgeted = s.trial_budgeted;  // runs_trial(), without a second g() per call
   const double entry = now();
+  // Every call's time on this thread, whichever way it leaves: the budget's base, used only
+  // under auto's trial. The paths that only run the native call read the clock twice in all:
+  // here, and at the native call's return (add_time.end).
   struct AddTime {
-    CommState* cs = nullptr;
+    learn::EntryClock* clock = nullptr;
     double t0 = 0;
     double end = 0;
     ~AddTime() {
-      if (cs) cs->time_local_s += (end > 0 ? end : now()) - t0;
+      if (clock) clock->in_calls_s += (end > 0 ? end : now()) - t0;
     }
   } add_time{nullptr, entry};
+  if (budgeted) {
+    t_entries.enter(entry);
+    add_time.clock = &t_entries;
+  }
   try {
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     cs.call = x.name;
-    if (budgeted) add_time.cs = csp;
     if (cs.native_only || s.strategy_native) {
       const int rc = run_native_from(x, entry, seconds, add_time.end);
       trace_call(cs, nullptr, "native", false, 0, entry, seconds);
@@ -1523,6 +1543,8 @@ int exchange(const Exchange& x) {
         } else if (measured) {
           cs.timed_pattern = p;
           cs.timed_seconds = seconds;
+          cs.timed_clock = &t_entries;
+          cs.timed_entry = t_entries.calls - 1;
           cs.timed_agreement = 0;  // none to discount: the time is native's own
         }
         return rc;

@@ -127,7 +127,7 @@ void Trial::schedule_next() {
     return;
   }
   const double native = native_estimate();
-  const double base = total_s_ + calls_before_ * std::max(0.0, native);
+  const double base = std::max(total_s_ + calls_before_ * std::max(0.0, native), job_s_);
   const double spent = extra_s_ + spent_s_;
   if (spent > share_ * base) {
     slot_ = Slot::native_alone;
@@ -211,6 +211,7 @@ void Trial::decide(std::size_t winner) {
 void Trial::unmeasured_native_call() {
   if (decided_ || owed_ == 0) return;
   calls_before_ += 1;
+  job_s_ += std::max(0.0, native_estimate());  // at least; the next agreement tells
   if (--owed_ == 0) schedule_next();
 }
 

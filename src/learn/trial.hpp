@@ -22,10 +22,11 @@
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time; the first calls less native's median; any overhead a
 ///   measured native call pays only because it is measured; the pattern's learning and probes,
-///   add_spent) is at most kBudgetShare
-///   of the time the communicator's calls took so far (those before the trial at native's
-///   time); otherwise native runs, unmeasured, as many calls as the budget needs to cover the
-///   next pair (each counted at native's time). A faster candidate earns credit; a slow one waits.
+///   add_spent) is at most kBudgetShare of the job's time in all-to-all calls so far, on
+///   every communicator (set_job_time), and at least of this communicator's (its calls before
+///   the trial at native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to cover the
+///   next pair (each counted at native's time). A faster candidate earns credit; a slow one
+///   waits.
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
 ///   a plan won, the best candidate when native did), so a plan that drifts above native
 ///   reverts.
@@ -35,6 +36,22 @@
 #include <vector>
 
 namespace commsched::learn {
+
+/// The entries of one thread's latest all-to-all calls, on any communicator. The trial times a
+/// call from its entry to the next call's entry: the call and the application's work after it,
+/// up to its next all-to-all. What a schedule does to that work (ranks left out of step, a
+/// network still busy with retransmissions) is part of what it costs the job.
+struct EntryClock {
+  static constexpr std::uint64_t kKeep = 64;
+  std::uint64_t calls = 0;  ///< entries so far; the latest is call calls - 1
+  double at[kKeep] = {};
+  double in_calls_s = 0;    ///< time inside the calls so far (kept by the caller)
+  void enter(double t) { at[calls++ % kKeep] = t; }
+  /// The entry of call `index` (from 0), or -1 when not made yet or no longer kept.
+  double entry(std::uint64_t index) const {
+    return index < calls && calls - index <= kKeep ? at[index % kKeep] : -1;
+  }
+};
 
 struct TrialCandidate {
   std::string id;            ///< strategy id ("native" included)
@@ -63,9 +80,10 @@ class Trial {
   static Trial decided_for(std::vector<TrialCandidate> candidates, std::size_t winner);
 
   /// A call's time as the trial weighs it: `since_entry_max`, the longest time over ranks from
-  /// the call's entry (before the per-call agreement) to its end, less the share of the
-  /// agreement the candidate does not pay once chosen. Timing every candidate from entry makes
-  /// each pay the wait for the last rank to arrive. A plan pays the agreement every call:
+  /// the call's entry (before the per-call agreement) to the entry of the thread's next
+  /// all-to-all (the call and the application's work after it; the call's end when that is
+  /// not known), less the share of the agreement the candidate does not pay once chosen.
+  /// Timing every candidate from entry makes each pay the wait for the last rank to arrive. A plan pays the agreement every call:
   /// `skipped_agreement_min` 0. Native agrees once in `agree_every` calls once chosen:
   /// `skipped_agreement_min` is the agreement's own cost, its shortest duration over ranks, of
   /// which native's time keeps 1/agree_every.
@@ -79,6 +97,9 @@ class Trial {
   /// Time the job already paid for this pattern outside the trial's calls (its learning, the
   /// probes that found it), agreed: it counts against the same budget as the trial's extra time.
   void add_spent(double seconds) { spent_s_ += seconds > 0 ? seconds : 0; }
+  /// The job's time in all-to-all calls so far on every communicator, agreed (the largest over
+  /// ranks): the budget's base when it exceeds this communicator's. Never goes back.
+  void set_job_time(double seconds) { job_s_ = seconds > job_s_ ? seconds : job_s_; }
   /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
   void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
   /// The candidate this call runs.
@@ -131,6 +152,7 @@ class Trial {
   int pairs_total_ = 0;
   double total_s_ = 0;              // every trial call's time
   double calls_before_ = 0;
+  double job_s_ = 0;                // set_job_time, plus native's time per unmeasured call since
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
   double share_ = kBudgetShare;
   double extra_s_ = 0;

@@ -75,18 +75,18 @@ constexpr std::array kSpecs{
          "files\" below). Not read at all when `COMMSCHED_ENABLE=0`."},
     Spec{"TRIAL", "bool", "1",
          "`auto` measures its best predicted candidates in pairs against native, within 2 % of "
-         "the communicator's time so far, and keeps a candidate only when a signed-rank test "
+         "the job's time so far in all-to-all calls, and keeps a candidate only when a signed-rank test "
          "over its pairs finds it faster by 3 %; `0` trusts the prediction."},
     Spec{"TRIAL_CALLS", "int", "3",
          "Pairs (a candidate's call next to a native call) per candidate before the trial's "
-         "first checkpoint; the checkpoints follow at twice as many, up to 10 × this; 1 to 1000."},
+         "first checkpoint; the checkpoints follow at twice as many, up to 16 × this; 1 to 1000."},
     Spec{"TRIAL_SECONDS", "number", "0.1",
          "`auto` tries up to 8 candidates instead of 3 where the cost model predicts a round of "
          "them and native, `TRIAL_CALLS` + 1 times, in less than this many seconds; 0 to 3600, "
          "`0`: always 3."},
     Spec{"TRIAL_BUDGET", "number", "0.02",
-         "The most of the communicator's time so far in `MPI_Alltoallv` that `auto` spends on "
-         "learning a pattern, probing and its trial (each paid only once this share covers "
+         "The most of the job's time so far in all-to-all calls (every communicator) that "
+         "`auto` spends on learning a pattern, probing and its trial (each paid only once this share covers "
          "it); 0.001 to 1, `1`: learn and try at once."},
     Spec{"CANDIDATES", "list", "",
          "Comma-separated strategy ids `auto` may choose from (native is always a candidate). "

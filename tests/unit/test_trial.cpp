@@ -10,6 +10,7 @@
 
 #include "learn/trial.hpp"
 
+using commsched::learn::EntryClock;
 using commsched::learn::Trial;
 using commsched::learn::TrialCandidate;
 
@@ -165,6 +166,23 @@ TEST(Trial, CallsBeforeTheTrialGrowTheBudget) {
   EXPECT_LE(r.calls, 10);
 }
 
+TEST(Trial, OtherCommunicatorsCallsGrowTheBudget) {
+  // The job spent 5000 s in all-to-all calls on other communicators, 100 s on this one: the
+  // budget's 2 % is of the job's time, so the slow candidate's pairs fit with no native calls
+  // in between; this communicator's time alone would have made it wait.
+  Trial t(cands({"native", "slow"}), 3, 0, 3);
+  t.add_calls_before(100);
+  t.set_job_time(5000);
+  t.set_job_time(10);  // never goes back
+  const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
+  EXPECT_EQ(winner(t), "native");
+  EXPECT_LE(r.calls, 10);
+  Trial u(cands({"native", "slow"}), 3, 0, 3);
+  u.add_calls_before(100);
+  const Outcome q = run(u, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
+  EXPECT_GE(q.calls, 40);
+}
+
 TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   // The same 1000 calls before, but the learning and probes already spent 20 s of the 2 % (of
   // those 1000 s): the slow candidate's calls wait for native calls to earn that back first.
@@ -218,4 +236,15 @@ TEST(Trial, NativeIsTimedFromEntryLikeAPlan) {
   EXPECT_DOUBLE_EQ(Trial::call_seconds(2.2e-3, 0.0, 256), 2.2e-3);
   EXPECT_DOUBLE_EQ(Trial::call_seconds(1e-3, 2e-3, 256), 0.0);
   EXPECT_DOUBLE_EQ(Trial::call_seconds(1e-3, -1.0, 256), 1e-3);
+}
+
+TEST(EntryClock, KeepsTheLatestEntries) {
+  EntryClock c;
+  EXPECT_EQ(c.entry(0), -1);  // not made yet
+  for (int i = 0; i < 100; ++i) c.enter(1.5 * i);
+  EXPECT_EQ(c.calls, 100u);
+  EXPECT_EQ(c.entry(99), 1.5 * 99);
+  EXPECT_EQ(c.entry(36), 1.5 * 36);  // the oldest kept
+  EXPECT_EQ(c.entry(35), -1);        // overwritten
+  EXPECT_EQ(c.entry(100), -1);       // the next call, not made yet
 }
