@@ -1263,21 +1263,24 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   // fastest native call of its learning streak (their maximum calibrates the cost model; the
   // fastest, as a streak's first call pays first-touch costs).
   // Then the budget's inputs: this rank's time in all-to-all calls so far (the job's, on every
-  // communicator), its last learning's and last agreement's durations.
+  // communicator), its last learning's and last agreement's durations. Last, the previous
+  // call's own time (the trial weighs it to the next all-to-all's entry, its budget counts the
+  // call alone).
   const double agree_t0 = now();
+  double weighed_local = cs.timed_seconds;
   if (cs.timed_pattern && cs.timed_clock == &t_entries) {
     const double from = t_entries.entry(cs.timed_entry), to = t_entries.entry(cs.timed_entry + 1);
-    if (from >= 0 && to >= from) cs.timed_seconds = std::max(cs.timed_seconds, to - from);
+    if (from >= 0 && to >= from) weighed_local = std::max(cs.timed_seconds, to - from);
   }
-  double agree_in[9] = {-static_cast<double>(vote), cs.timed_seconds, static_cast<double>(match),
-                        -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
-                        t_entries.in_calls_s, cs.learn_local_s,
-                        cs.agree_local_s};
-  double agree_out[9] = {0, 0, -1, 1, 0, 0, 0, 0, 0};
+  double agree_in[10] = {-static_cast<double>(vote), weighed_local, static_cast<double>(match),
+                         -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
+                         t_entries.in_calls_s, cs.learn_local_s, cs.agree_local_s,
+                         cs.timed_seconds};
+  double agree_out[10] = {0, 0, -1, 1, 0, 0, 0, 0, 0, 0};
   // Until the communicator first learns it has no private duplicate: the agreement then runs
   // on the application's communicator, where every rank makes it at the same point of the
   // same collective call, so it cannot cross the application's own collectives.
-  int rc = PMPI_Allreduce(agree_in, agree_out, 9, MPI_DOUBLE, MPI_MAX,
+  int rc = PMPI_Allreduce(agree_in, agree_out, 10, MPI_DOUBLE, MPI_MAX,
                           cs.dup != MPI_COMM_NULL ? cs.dup : comm);
   cs.agree_local_s = now() - agree_t0;
   cs.learn_local_s = 0;
@@ -1300,7 +1303,9 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     const double weighed =
         learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
     trial.set_job_time(cs.time_agreed_s);
-    trial.measured(weighed, agree_out[1] - weighed);  // native's agreement: the trial's cost
+    // Native's agreement is the trial's cost, the call's own time the budget's base.
+    trial.measured(weighed, agree_out[1] - weighed,
+                   learn::Trial::call_seconds(agree_out[9], -agree_out[4], kNativeAgreeEvery));
     if (!was_decided && trial.decided()) {
       const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
       core::log_info("trial decided after " + std::to_string(trial.rounds()) +

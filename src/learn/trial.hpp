@@ -106,8 +106,9 @@ class Trial {
   std::size_t current() const { return current_; }
   /// The agreed time of the call just run with current(); advances the trial. `overhead` is
   /// what the call paid on top of `seconds` only because the trial measured it (a native
-  /// call's agreement): it counts against the budget.
-  void measured(double seconds, double overhead = 0);
+  /// call's agreement): it counts against the budget. `own`, when known (>= 0), is the call's
+  /// own time where `seconds` runs on to the next all-to-all: the budget's base counts that.
+  void measured(double seconds, double overhead = 0, double own = -1);
   /// Native calls the trial wants before its next measured call, while its budget refills:
   /// they need no measurement (so no agreement). 0 when the next call is measured.
   std::uint64_t native_calls_owed() const { return owed_; }
@@ -128,6 +129,8 @@ class Trial {
     double candidate_s, native_s;
   };
   double native_estimate() const;
+  // The share of native's weighed time that is its calls' own (1 when weighed alone).
+  double own_share() const;
   void schedule_next();
   void evaluate(std::size_t candidate);
   void decide(std::size_t winner);
@@ -150,7 +153,9 @@ class Trial {
   double pair_first_s_ = 0;         // the pair's first call
   std::size_t contenders_ = 0;      // candidates other than native at the start
   int pairs_total_ = 0;
-  double total_s_ = 0;              // every trial call's time
+  double total_s_ = 0;              // every trial call's own time
+  double native_own_s_ = 0;         // native's measured calls' own time
+  double native_weighed_s_ = 0;     // the same calls as weighed (to the next all-to-all)
   double calls_before_ = 0;
   double job_s_ = 0;                // set_job_time, plus native's time per unmeasured call since
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one

@@ -183,6 +183,33 @@ TEST(Trial, OtherCommunicatorsCallsGrowTheBudget) {
   EXPECT_GE(q.calls, 40);
 }
 
+TEST(Trial, TheBudgetCountsTheCallsOwnTime) {
+  // Each call is weighed with the application's 9 s of work that follows it (native's call
+  // 1 s, the slow candidate's 2 s): the comparison sees 10 s against 11 s, but the budget's
+  // 2 % is of the time in the calls, so the slow candidate's pairs wait as long as when the
+  // calls are weighed alone, and the unmeasured native calls count 1 s each.
+  auto calls_until_decided = [](double work, bool own_known = true) {
+    Trial t(cands({"native", "slow"}), 3, 0, 3);
+    int calls = 0;
+    while (!t.decided() && calls < 100000) {
+      ++calls;
+      if (t.native_calls_owed() > 0) {
+        t.unmeasured_native_call();
+        continue;
+      }
+      const double own = t.candidates()[t.current()].id == "native" ? 1.0 : 2.0;
+      t.measured(own + work, 0, own_known ? own : -1);
+    }
+    EXPECT_EQ(winner(t), "native");
+    return calls;
+  };
+  const int alone = calls_until_decided(0);
+  EXPECT_GE(alone, 40);
+  EXPECT_GE(calls_until_decided(9), alone * 9 / 10);
+  // Had the budget counted the weighed time, 2 % of ten times as much: far fewer calls.
+  EXPECT_LT(calls_until_decided(9, false), alone / 3);
+}
+
 TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   // The same 1000 calls before, but the learning and probes already spent 20 s of the 2 % (of
   // those 1000 s): the slow candidate's calls wait for native calls to earn that back first.
