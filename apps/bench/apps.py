@@ -2,6 +2,7 @@
 
   apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3]
                            [--apps lammps,fftw,hpcc,fft2d] [--app-ranks 4] [--smoke] [--out FILE]
+                           [--preload-env COMMSCHED_STRATEGY=lp_shift,...]
 
 Each application runs natively and with libcommsched.so preloaded with default settings (no
 COMMSCHED_* variable but COMMSCHED_REPORT, which only writes the report), A/B interleaved
@@ -36,6 +37,10 @@ COMMSCHED_STRATEGY=native nothing is learned, so its trace holds no pattern) and
 commsched-analyze's what-if on it with that machine file: per pattern, the predicted time per
 call of native and of the best strategy; their difference times the calls is the predicted
 saving, set beside the measured one. --pairs 0: the predictions only.
+
+--preload-env VAR=VALUE,...: the preloaded runs get these COMMSCHED_* settings instead of the
+defaults (a forced strategy, a budget), recorded in every line as "preload_env"; the pairs and
+the correctness checks are as above.
 
 --smoke: one pair, fft2d if built else fftw, small sizes (the CI point). An application that
 is not installed or not built prints one SKIPPED line; with --smoke and none available the
@@ -335,7 +340,8 @@ def summarize_report(path):
     pats = rep.get("patterns", [])
     return {
         "patterns": [{k: p.get(k) for k in ("comm", "pattern", "comm_size", "nonzeros", "bytes",
-                                            "strategy", "calls", "calls_optimised")}
+                                            "strategy", "calls", "calls_optimised",
+                                            "time_native_s", "time_optimised_s")}
                      for p in pats],
         "strategies": sorted({p["strategy"] for p in pats}),
         "calls": sum(p.get("calls", 0) for p in pats) + (rep.get("unlearned_calls") or 0),
@@ -345,6 +351,20 @@ def summarize_report(path):
     }
 
 
+def preload_env(a):
+    """--preload-env as a list of VAR=VALUE, each a COMMSCHED_* variable other than the
+    report's (which the tier sets itself)."""
+    if not getattr(a, "preload_env", None):
+        return []
+    out = []
+    for item in a.preload_env.split(","):
+        var, eq, _ = item.partition("=")
+        if not eq or not var.startswith("COMMSCHED_") or var == "COMMSCHED_REPORT":
+            sys.exit(f"apps: --preload-env takes COMMSCHED_VAR=VALUE items, not '{item}'")
+        out.append(item)
+    return out
+
+
 def app_point(machine, launch, n, name, a, lib, out, log):
     """Every pair of one application on one machine; the records and the summary."""
     app = APPS[name](a.smoke)
@@ -352,8 +372,9 @@ def app_point(machine, launch, n, name, a, lib, out, log):
             if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
     os.chmod(root, 0o755)
+    settings = preload_env(a)
     summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
-               "pairs": a.pairs, "commit": git_commit(),
+               "pairs": a.pairs, "preload_env": settings, "commit": git_commit(),
                "date": datetime.datetime.now().isoformat(timespec="seconds")}
     natives, preloads, ratios, reports, owns = [], [], [], [], {"native": [], "preloaded": []}
     failed = None
@@ -372,6 +393,8 @@ def app_point(machine, launch, n, name, a, lib, out, log):
             la = launch + ["--wdir", work]
             if kind == "preloaded":
                 la += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_REPORT={report}"]
+                for var in settings:
+                    la += ["-x", var]
             try:
                 res[kind] = one_run(app, la, base, work, a.build, n, a.timeout)
             except (RuntimeError, OSError) as e:
@@ -380,7 +403,7 @@ def app_point(machine, launch, n, name, a, lib, out, log):
         if failed:
             break
         rec = {"tier": "apps", "record": "pair", "machine": machine, "app": name, "ranks": n,
-               "pair": i, "first": order[0], "native_s": res["native"][0],
+               "pair": i, "preload_env": settings, "first": order[0], "native_s": res["native"][0],
                "preloaded_s": res["preloaded"][0], "native_own": res["native"][2],
                "preloaded_own": res["preloaded"][2],
                "ratio": res["native"][0] / res["preloaded"][0],
@@ -512,12 +535,13 @@ def table(rows):
              "chosen | program's own breakdown (native) | correct |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        app = r["app"] + (f" ({', '.join(r['preload_env'])})" if r.get("preload_env") else "")
         if r.get("failed"):
-            lines.append(f"| {r['app']} | {r['machine']} | {r['ranks']} | FAILED | | | | "
+            lines.append(f"| {app} | {r['machine']} | {r['ranks']} | FAILED | | | | "
                          f"{r['failed']} | no |")
             continue
         lines.append(
-            f"| {r['app']} | {r['machine']} | {r['ranks']} | {r['native_s']:.2f} | "
+            f"| {app} | {r['machine']} | {r['ranks']} | {r['native_s']:.2f} | "
             f"{r['preloaded_s']:.2f} | **{r['ratio_median']:.3f}** "
             f"({r['ratio_min']:.3f}–{r['ratio_max']:.3f}) | {chosen(r)} | {r['comm_share']} | "
             f"yes, {r['pairs']} pairs |")
@@ -604,7 +628,10 @@ def main(a, here, log, failures):
             continue
         from bench import NETNS_CONFIGS
         cmd = ["bash", os.path.join(here, "netns_cluster.sh"), "--build", a.build,
-               "--timeout", str(a.timeout * 3 * a.pairs * len(a.ready))] + NETNS_CONFIGS[m] + \
+               # each run's limit, plus as much again per application for its set-up (FFTW
+               # measures its plan, up to 5 tries, before the pairs)
+               "--timeout", str(a.timeout * (3 * a.pairs + 5) * len(a.ready))] + \
+              NETNS_CONFIGS[m] + \
               ["--", sys.executable, os.path.join(here, "bench.py"), "apps-inner", "--config", m,
                "--build", a.build, "--out", out_path, "--append", "--pairs", str(a.pairs),
                "--timeout", str(a.timeout), "--apps", ",".join(a.ready)]
@@ -612,6 +639,8 @@ def main(a, here, log, failures):
             cmd.append("--smoke")
         if a.predict:
             cmd += ["--predict", a.predict]
+        if a.preload_env:
+            cmd += ["--preload-env", a.preload_env]
         rc = subprocess.run(cmd).returncode
         if rc != 0:
             failures.append(f"apps {m}: exit status {rc}")
