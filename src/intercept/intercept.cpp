@@ -953,7 +953,8 @@ double learn_cost(const CommState& cs) {
 }
 
 // auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
-// a learning within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at once.
+// a learning within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at
+// once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial()) return true;
   return cs.time_agreed_s * g().cfg.trial_budget >= learn_cost(cs);
@@ -1424,6 +1425,17 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
   return run_now ? learn::Action::run_plan : learn::Action::native;
 }
 
+// The call just run on this thread is the one the next agreement reports to `p`'s trial: its
+// own time, its agreement's duration where native skips it once chosen, and where its entry
+// sits on this thread's clock, so that the agreement can weigh it to the next call's entry.
+void time_call(CommState& cs, Pattern& p, double seconds, double agreement) {
+  cs.timed_pattern = &p;
+  cs.timed_seconds = seconds;
+  cs.timed_agreement = agreement;
+  cs.timed_clock = &t_entries;
+  cs.timed_entry = t_entries.calls - 1;
+}
+
 // Runs the pattern in force as every rank agreed: its chosen plan on the private duplicate
 // (or native, pinned), timed from `t0` for the trial, recorded.
 int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& recv,
@@ -1457,14 +1469,10 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
     ++p.record.calls_optimised;
     p.record.time_optimised_s += dt;
   }
-  cs.timed_pattern = &p;
   // The trial compares what each candidate costs per call once chosen, both timed from
   // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
   // (Trial::call_seconds takes the rest off at the next agreement).
-  cs.timed_seconds = dt;
-  cs.timed_clock = &t_entries;
-  cs.timed_entry = t_entries.calls - 1;
-  cs.timed_agreement = agreement;
+  time_call(cs, p, dt, agreement);
   return rc;
 }
 
@@ -1546,11 +1554,7 @@ int exchange(const Exchange& x) {
           p->trial.unmeasured_native_call();
           cs.timed_pattern = nullptr;
         } else if (measured) {
-          cs.timed_pattern = p;
-          cs.timed_seconds = seconds;
-          cs.timed_clock = &t_entries;
-          cs.timed_entry = t_entries.calls - 1;
-          cs.timed_agreement = 0;  // none to discount: the time is native's own
+          time_call(cs, *p, seconds, 0);  // no agreement to discount: native's own time
         }
         return rc;
       }

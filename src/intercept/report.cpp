@@ -181,7 +181,8 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
         std::fprintf(stderr, "[commsched]     candidate %-12s not used: %s\n", cr.strategy,
                      cr.rejected);
       } else {
-        std::fprintf(stderr, "[commsched]     candidate %-12s predicted %s, measured %s to the next call\n",
+        std::fprintf(stderr,
+                     "[commsched]     candidate %-12s predicted %s, measured %s to the next call\n",
                      cr.strategy, seconds_text(cr.predicted_s).c_str(),
                      seconds_text(cr.measured_s).c_str());
       }

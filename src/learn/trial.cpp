@@ -104,8 +104,10 @@ std::uint64_t Trial::draw() {  // splitmix64: the same stream on every rank
   return z ^ (z >> 31);
 }
 
-double Trial::own_share() const {
-  return native_weighed_s_ > 0 ? std::min(1.0, native_own_s_ / native_weighed_s_) : 1.0;
+double Trial::native_own_estimate() const {
+  const double share =
+      native_weighed_s_ > 0 ? std::min(1.0, native_own_s_ / native_weighed_s_) : 1.0;
+  return std::max(0.0, native_estimate() * share);
 }
 
 double Trial::native_estimate() const {
@@ -130,9 +132,8 @@ void Trial::schedule_next() {
     decide(native_);
     return;
   }
-  // Native's time in the call itself, what each native call adds to the base.
-  const double native = native_estimate() * own_share();
-  const double base = std::max(total_s_ + calls_before_ * std::max(0.0, native), job_s_);
+  const double native = native_own_estimate();
+  const double base = std::max(total_s_ + calls_before_ * native, job_s_);
   const double spent = extra_s_ + spent_s_;
   if (spent > share_ * base) {
     slot_ = Slot::native_alone;
@@ -216,15 +217,16 @@ void Trial::decide(std::size_t winner) {
 void Trial::unmeasured_native_call() {
   if (decided_ || owed_ == 0) return;
   calls_before_ += 1;
-  job_s_ += std::max(0.0, native_estimate() * own_share());  // the next agreement tells
+  job_s_ += native_own_estimate();  // at least; the next agreement tells
   if (--owed_ == 0) schedule_next();
 }
 
 void Trial::measured(double seconds, double overhead, double own) {
   if (!decided_) {
-    total_s_ += (own >= 0 ? own : seconds) + std::max(0.0, overhead);
+    const double call_s = own >= 0 ? own : seconds;
+    total_s_ += call_s + std::max(0.0, overhead);
     if (current_ == native_) {
-      native_own_s_ += own >= 0 ? own : seconds;
+      native_own_s_ += call_s;
       native_weighed_s_ += seconds;
     }
     extra_s_ += std::max(0.0, overhead);

@@ -24,9 +24,9 @@
 ///   measured native call pays only because it is measured; the pattern's learning and probes,
 ///   add_spent) is at most kBudgetShare of the job's time in all-to-all calls so far, on
 ///   every communicator (set_job_time), and at least of this communicator's (its calls before
-///   the trial at native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to cover the
-///   next pair (each counted at native's time). A faster candidate earns credit; a slow one
-///   waits.
+///   the trial at native's time). Otherwise native runs, unmeasured, as many calls as the
+///   budget needs to cover the next pair (each counted at native's time in the call). A
+///   faster candidate earns credit; a slow one waits.
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
 ///   a plan won, the best candidate when native did), so a plan that drifts above native
 ///   reverts.
@@ -83,10 +83,10 @@ class Trial {
   /// the call's entry (before the per-call agreement) to the entry of the thread's next
   /// all-to-all (the call and the application's work after it; the call's end when that is
   /// not known), less the share of the agreement the candidate does not pay once chosen.
-  /// Timing every candidate from entry makes each pay the wait for the last rank to arrive. A plan pays the agreement every call:
-  /// `skipped_agreement_min` 0. Native agrees once in `agree_every` calls once chosen:
-  /// `skipped_agreement_min` is the agreement's own cost, its shortest duration over ranks, of
-  /// which native's time keeps 1/agree_every.
+  /// Timing every candidate from entry makes each pay the wait for the last rank to arrive. A
+  /// plan pays the agreement every call: `skipped_agreement_min` 0. Native agrees once in
+  /// `agree_every` calls once chosen: `skipped_agreement_min` is the agreement's own cost, its
+  /// shortest duration over ranks, of which native's time keeps 1/agree_every.
   static double call_seconds(double since_entry_max, double skipped_agreement_min,
                              int agree_every);
 
@@ -129,8 +129,9 @@ class Trial {
     double candidate_s, native_s;
   };
   double native_estimate() const;
-  // The share of native's weighed time that is its calls' own (1 when weighed alone).
-  double own_share() const;
+  // Native's time in the call itself: its weighed median scaled by the own share of its
+  // measured calls (what each native call adds to the budget's base).
+  double native_own_estimate() const;
   void schedule_next();
   void evaluate(std::size_t candidate);
   void decide(std::size_t winner);
