@@ -63,6 +63,30 @@ constexpr double kProbeShare = 0.25;
 // time in every communicator's calls.
 thread_local learn::EntryClock t_entries;
 
+// What every trial under way in this process has spent so far (learn::Trial::spent_seconds):
+// sent with each agreement, so that the trials under way on every communicator share one
+// budget. Each pattern's share enters through its TrialLedger and leaves once it decides.
+std::atomic<double> g_trials_spent{0};
+
+// A pattern's share of g_trials_spent, taken back when the pattern goes.
+class TrialLedger {
+ public:
+  TrialLedger() = default;
+  TrialLedger(const TrialLedger&) = delete;
+  TrialLedger& operator=(const TrialLedger&) = delete;
+  ~TrialLedger() { g_trials_spent.fetch_sub(share_); }
+  /// After any change to `trial`: its spending while under way, nothing once decided.
+  void charge(const learn::Trial& trial) {
+    const double now = trial.decided() ? 0.0 : trial.spent_seconds();
+    g_trials_spent.fetch_add(now - share_);
+    share_ = now;
+  }
+  double share() const { return share_; }
+
+ private:
+  double share_ = 0;
+};
+
 // One strategy a pattern may run, compiled for this rank.
 struct Candidate {
   std::string id;
@@ -83,6 +107,7 @@ struct Pattern {
   std::vector<Candidate> usable;
   std::vector<std::pair<std::string, std::string>> rejected;  // (id, why)
   learn::Trial trial{{}, 1, 0};
+  TrialLedger ledger;  // trial's spending while under way, shared with the other trials
   bool pack_send_if_noncontig = false;  // some candidate reads this rank's messages as bytes
   bool pack_recv_if_noncontig = false;  // ... or writes its incoming messages as bytes
   PatternRecord record;
@@ -1266,22 +1291,22 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   // Then the budget's inputs: this rank's time in all-to-all calls so far (the job's, on every
   // communicator), its last learning's and last agreement's durations. Last, the previous
   // call's own time (the trial weighs it to the next all-to-all's entry, its budget counts the
-  // call alone).
+  // call alone), and what the trials under way in this process have spent (one budget).
   const double agree_t0 = now();
   double weighed_local = cs.timed_seconds;
   if (cs.timed_pattern && cs.timed_clock == &t_entries) {
     const double from = t_entries.entry(cs.timed_entry), to = t_entries.entry(cs.timed_entry + 1);
     if (from >= 0 && to >= from) weighed_local = std::max(cs.timed_seconds, to - from);
   }
-  double agree_in[10] = {-static_cast<double>(vote), weighed_local, static_cast<double>(match),
+  double agree_in[11] = {-static_cast<double>(vote), weighed_local, static_cast<double>(match),
                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
                          t_entries.in_calls_s, cs.learn_local_s, cs.agree_local_s,
-                         cs.timed_seconds};
-  double agree_out[10] = {0, 0, -1, 1, 0, 0, 0, 0, 0, 0};
+                         cs.timed_seconds, g_trials_spent.load()};
+  double agree_out[11] = {0, 0, -1, 1, 0, 0, 0, 0, 0, 0, 0};
   // Until the communicator first learns it has no private duplicate: the agreement then runs
   // on the application's communicator, where every rank makes it at the same point of the
   // same collective call, so it cannot cross the application's own collectives.
-  int rc = PMPI_Allreduce(agree_in, agree_out, 10, MPI_DOUBLE, MPI_MAX,
+  int rc = PMPI_Allreduce(agree_in, agree_out, 11, MPI_DOUBLE, MPI_MAX,
                           cs.dup != MPI_COMM_NULL ? cs.dup : comm);
   cs.agree_local_s = now() - agree_t0;
   cs.learn_local_s = 0;
@@ -1291,7 +1316,10 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     if (agree_out[7] > 0) {
       cs.learn_cost_s = agree_out[7];
       // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-      if (cs.current && !cs.current->trial.decided()) cs.current->trial.add_spent(agree_out[7]);
+      if (cs.current && !cs.current->trial.decided()) {
+        cs.current->trial.add_spent(agree_out[7]);
+        cs.current->ledger.charge(cs.current->trial);
+      }
     }
     if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
   }
@@ -1304,9 +1332,12 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     const double weighed =
         learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
     trial.set_job_time(cs.time_agreed_s);
+    // Every rank's total holds this trial's spending alike; the rest is the other trials'.
+    trial.set_others_spent(agree_out[10] - cs.timed_pattern->ledger.share());
     // Native's agreement is the trial's cost, the call's own time the budget's base.
     trial.measured(weighed, agree_out[1] - weighed,
                    learn::Trial::call_seconds(agree_out[9], -agree_out[4], kNativeAgreeEvery));
+    cs.timed_pattern->ledger.charge(trial);
     if (!was_decided && trial.decided()) {
       const learn::TrialCandidate& w = trial.candidates()[trial.winner()];
       core::log_info("trial decided after " + std::to_string(trial.rounds()) +
@@ -1388,6 +1419,7 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
                       cs.calls > 0 ? cs.calls - 1 : 0, known);
     // The probes that found it, too (agreed): learning, probes and trial share one budget.
     p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
+    p->ledger.charge(p->trial);
     cs.probes_charged_s = cs.probes_spent_s;
     if (s.tracer.is_open()) {
       std::lock_guard lock(s.mu);

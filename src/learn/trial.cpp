@@ -134,7 +134,7 @@ void Trial::schedule_next() {
   }
   const double native = native_own_estimate();
   const double base = std::max(total_s_ + calls_before_ * native, job_s_);
-  const double spent = extra_s_ + spent_s_;
+  const double spent = extra_s_ + spent_s_ + others_s_;
   if (spent > share_ * base) {
     slot_ = Slot::native_alone;
     current_ = native_;

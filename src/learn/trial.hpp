@@ -22,9 +22,10 @@
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time; the first calls less native's median; any overhead a
 ///   measured native call pays only because it is measured; the pattern's learning and probes,
-///   add_spent) is at most kBudgetShare of the job's time in all-to-all calls so far, on
-///   every communicator (set_job_time), and at least of this communicator's (its calls before
-///   the trial at native's time). Otherwise native runs, unmeasured, as many calls as the
+///   add_spent), with what the other trials under way spend (set_others_spent), is at most
+///   kBudgetShare of the job's time in all-to-all calls so far, on every communicator
+///   (set_job_time), and at least of this communicator's (its calls before the trial at
+///   native's time). Otherwise native runs, unmeasured, as many calls as the
 ///   budget needs to cover the next pair (each counted at native's time in the call). A
 ///   faster candidate earns credit; a slow one waits.
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
@@ -100,6 +101,13 @@ class Trial {
   /// The job's time in all-to-all calls so far on every communicator, agreed (the largest over
   /// ranks): the budget's base when it exceeds this communicator's. Never goes back.
   void set_job_time(double seconds) { job_s_ = seconds > job_s_ ? seconds : job_s_; }
+  /// What the other patterns' trials under way have spent so far, job-wide (agreed, the largest
+  /// over ranks): it counts against this trial's budget too, so that trials under way at the
+  /// same time share one budget instead of each spending its own.
+  void set_others_spent(double seconds) { others_s_ = seconds > 0 ? seconds : 0; }
+  /// This trial's spending so far: its extra time against native and add_spent (negative when
+  /// its candidates saved more than that).
+  double spent_seconds() const { return extra_s_ + spent_s_; }
   /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
   void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
   /// The candidate this call runs.
@@ -163,6 +171,7 @@ class Trial {
   double share_ = kBudgetShare;
   double extra_s_ = 0;
   double spent_s_ = 0;              // add_spent: learning and probes
+  double others_s_ = 0;             // set_others_spent
   // After the decision.
   int since_decision_ = 0;
   std::size_t challenger_ = 0;

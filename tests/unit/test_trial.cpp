@@ -222,6 +222,41 @@ TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   EXPECT_LE(t.extra_seconds() + 20, Trial::kBudgetShare * (1000 + r.total_s) + 1.0);
 }
 
+TEST(Trial, TrialsUnderWayShareOneBudget) {
+  // Four patterns on four communicators take turns, each with a slow candidate, and the job's
+  // time in all of their calls is every trial's base. Told what the others spent, the four
+  // together stay within one budget; each on its own would spend up to its own 2 % of it.
+  auto together = [](bool shared) {
+    std::vector<Trial> ts;
+    for (int i = 0; i < 4; ++i) ts.emplace_back(cands({"native", "slow"}), 3, 0, 3);
+    double job = 0, worst = 0;
+    for (int call = 0; call < 2000; ++call) {
+      Trial& t = ts[call % 4];
+      double others = 0;
+      for (const Trial& u : ts)
+        if (&u != &t && !u.decided()) others += u.spent_seconds();
+      if (shared) t.set_others_spent(others);
+      t.set_job_time(job);
+      const double s = t.candidates()[t.current()].id == "native" ? 1.0 : 2.0;
+      job += s;
+      if (t.native_calls_owed() > 0) {
+        t.unmeasured_native_call();
+      } else {
+        t.measured(s);
+      }
+      double spent = 0;
+      for (const Trial& u : ts) spent += u.spent_seconds();
+      worst = std::max(worst, spent - Trial::kBudgetShare * job);
+    }
+    for (const Trial& u : ts) EXPECT_EQ(winner(u), "native");
+    return worst;
+  };
+  // Beyond the budget at most what each trial has under way and not yet counted: one slow
+  // call (1 s over native) each. Each on its own, they overrun by about three times as much.
+  EXPECT_LE(together(true), 4.0 + 1e-9);
+  EXPECT_GT(together(false), 8.0);
+}
+
 TEST(Trial, RecheckRevertsAPlanThatGotSlower) {
   Trial t(cands({"color", "native"}), 3, 5, 1);
   std::map<std::string, double> cost{{"color", 1.0}, {"native", 2.0}};
