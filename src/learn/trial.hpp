@@ -103,8 +103,9 @@ class Trial {
   void set_job_time(double seconds) { job_s_ = seconds > job_s_ ? seconds : job_s_; }
   /// What the other patterns' trials under way have spent so far, job-wide (agreed, the largest
   /// over ranks): it counts against this trial's budget too, so that trials under way at the
-  /// same time share one budget instead of each spending its own.
-  void set_others_spent(double seconds) { others_s_ = seconds > 0 ? seconds : 0; }
+  /// same time share one budget instead of each spending its own. Negative when their
+  /// candidates saved more than that: this trial may spend what they saved.
+  void set_others_spent(double seconds) { others_s_ = seconds; }
   /// This trial's spending so far: its extra time against native and add_spent (negative when
   /// its candidates saved more than that).
   double spent_seconds() const { return extra_s_ + spent_s_; }

@@ -257,6 +257,18 @@ TEST(Trial, TrialsUnderWayShareOneBudget) {
   EXPECT_GT(together(false), 8.0);
 }
 
+TEST(Trial, WhatOtherTrialsSavedPaysForThisOne) {
+  // The same 1000 calls before and 20 s spent: told that another trial under way saved 20 s,
+  // the slow candidate's pairs fit at once, as with nothing spent.
+  Trial t(cands({"native", "slow"}), 3, 0, 3);
+  t.add_calls_before(1000);
+  t.add_spent(20);
+  t.set_others_spent(-20);
+  const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
+  EXPECT_EQ(winner(t), "native");
+  EXPECT_LE(r.calls, 10);
+}
+
 TEST(Trial, RecheckRevertsAPlanThatGotSlower) {
   Trial t(cands({"color", "native"}), 3, 5, 1);
   std::map<std::string, double> cost{{"color", 1.0}, {"native", 2.0}};
