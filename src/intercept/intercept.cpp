@@ -115,6 +115,12 @@ struct Pattern {
   bool from_wisdom = false;    // the strategy came from COMMSCHED_WISDOM: no trial ran
 
   const Candidate& running() const { return usable[trial.current()]; }
+  /// Time the job paid for this pattern outside its trial's calls (agreed), out of the budget
+  /// the trials under way share.
+  void spend(double seconds) {
+    trial.add_spent(seconds);
+    ledger.charge(trial);
+  }
 };
 
 struct CommState {
@@ -1316,10 +1322,7 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     if (agree_out[7] > 0) {
       cs.learn_cost_s = agree_out[7];
       // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-      if (cs.current && !cs.current->trial.decided()) {
-        cs.current->trial.add_spent(agree_out[7]);
-        cs.current->ledger.charge(cs.current->trial);
-      }
+      if (cs.current && !cs.current->trial.decided()) cs.current->spend(agree_out[7]);
     }
     if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
   }
@@ -1418,8 +1421,7 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
     settle_candidates(*p, all, runs_trial(), s.cfg.trial_calls, s.cfg.seed,
                       cs.calls > 0 ? cs.calls - 1 : 0, known);
     // The probes that found it, too (agreed): learning, probes and trial share one budget.
-    p->trial.add_spent(cs.probes_spent_s - cs.probes_charged_s);
-    p->ledger.charge(p->trial);
+    p->spend(cs.probes_spent_s - cs.probes_charged_s);
     cs.probes_charged_s = cs.probes_spent_s;
     if (s.tracer.is_open()) {
       std::lock_guard lock(s.mu);

@@ -25,9 +25,9 @@
 ///   add_spent), with what the other trials under way spend (set_others_spent), is at most
 ///   kBudgetShare of the job's time in all-to-all calls so far, on every communicator
 ///   (set_job_time), and at least of this communicator's (its calls before the trial at
-///   native's time). Otherwise native runs, unmeasured, as many calls as the
-///   budget needs to cover the next pair (each counted at native's time in the call). A
-///   faster candidate earns credit; a slow one waits.
+///   native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to
+///   cover the next pair (each counted at native's time in the call). A faster candidate
+///   earns credit; a slow one waits.
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
 ///   a plan won, the best candidate when native did), so a plan that drifts above native
 ///   reverts.
