@@ -160,12 +160,18 @@ def main():
             rho_old = report.spearman(*zip(*old_pairs)) if len(old_pairs) >= 3 else None
             rho_new = report.spearman(*zip(*new_pairs)) if len(new_pairs) >= 3 else None
             pool = sorted((s for s in pred if s not in ("native", "drs")), key=pred.get)
-            tried, shapes = [], set()
+            tried, shapes, lookalikes = [], set(), 0
             keep = trial_width([pred[s] for s in pool], pred.get("native"))
             for s in pool:  # distinct plans only, as the library's trial (same figures: same plan)
-                if len(tried) < keep and shaped[s][1] not in shapes:
-                    tried.append(s)
-                    shapes.add(shaped[s][1])
+                if len(tried) + lookalikes >= keep or shaped[s][1] in shapes:
+                    continue
+                phases = shaped[s][1][1]
+                if any(shaped[t][1][1] == phases and abs(pred[t] - pred[s]) <= 1e-9 * pred[t]
+                       for t in tried):  # one the model cannot tell apart takes a slot, untried
+                    lookalikes += 1
+                    continue
+                tried.append(s)
+                shapes.add(shaped[s][1])
             tried.append("native")
             got = [(measured[s], s) for s in tried if s in measured]
             oracle = min(measured.values()) if measured else None

@@ -1,6 +1,7 @@
 #include "learn/choose.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace commsched::learn {
@@ -171,24 +172,45 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
   });
   std::vector<CandidatePlan> out;
   std::vector<CandidatePlan> same;  // plans that repeat a kept one: listed, not tried
-  for (std::size_t k = 0; k < order.size() && out.size() < keep; ++k) {
+  std::size_t lookalikes = 0;       // plans the model cannot tell from a kept one
+  for (std::size_t k = 0; k < order.size() && out.size() + lookalikes < keep; ++k) {
     // Planned again here (plans are deterministic): the rank that predicted it may be another.
     CandidatePlan c = make(m, pool[order[k]], options, Predictor{}, max_staging);
     c.predicted_s = agreed[order[k]].predicted_s;
-    // A strategy whose plan is one already kept (a hybrid route whose messages are all small
-    // enough to take the indirect path is its pure variant) would only repeat that trial.
-    const auto twin = !c.rejected.empty() ? out.end()
-                      : std::find_if(out.begin(), out.end(), [&](const CandidatePlan& o) {
-                          return o.plan.barrier_between_phases ==
-                                     c.plan.barrier_between_phases &&
-                                 o.plan.phases == c.plan.phases;
-                        });
-    if (twin != out.end()) {
+    // Lists `c` untried, with why, when a kept plan matches it.
+    const auto listed_as = [&](auto&& matches, const std::string& why, const char* note) {
+      if (!c.rejected.empty()) return false;
+      const auto kept = std::find_if(out.begin(), out.end(), matches);
+      if (kept == out.end()) return false;
       CandidatePlan dup;
       dup.id = c.id;
       dup.predicted_s = c.predicted_s;
-      dup.rejected = "same plan as " + twin->id + " (tried once)";
+      dup.rejected = why + kept->id + note;
       same.push_back(std::move(dup));
+      return true;
+    };
+    // A strategy whose plan is one already kept (a hybrid route whose messages are all small
+    // enough to take the indirect path is its pure variant) would only repeat that trial.
+    if (listed_as(
+            [&](const CandidatePlan& o) {
+              return o.plan.barrier_between_phases == c.plan.barrier_between_phases &&
+                     o.plan.phases == c.plan.phases;
+            },
+            "same plan as ", " (tried once)"))
+      continue;
+    // A plan the model cannot tell from a kept one: as many phases, the same predicted time to
+    // rounding. On a uniform exchange most direct schedules are one set of phases in another
+    // order (a 4-rank remap: pex, lp_xor, bex, greedy, color, maxmin, ...), and trying each
+    // would spend the trial's budget, and the job's first calls, looking again at what the
+    // first one measures. Listed, untried, and it takes its slot of the width: where the
+    // cheapest plans are all alike, fewer are tried.
+    if (listed_as(
+            [&](const CandidatePlan& o) {
+              return o.plan.phases.size() == c.plan.phases.size() &&
+                     std::abs(o.predicted_s - c.predicted_s) <= kSamePrediction * o.predicted_s;
+            },
+            "predicted the same as ", ", with as many phases (not tried)")) {
+      ++lookalikes;
       continue;
     }
     out.push_back(std::move(c));

@@ -95,11 +95,17 @@ inline constexpr std::size_t kTrialKeep = 3;
 inline constexpr std::size_t kTrialKeepMost = 8;
 std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s);
 
+/// Two predictions this close (relative) are the same to the model: its sums of α + β·bytes
+/// differ only in rounding.
+inline constexpr double kSamePrediction = 1e-9;
+
 /// The candidates from agreed predictions (predict_share's entries, native's last): plans the
 /// `keep` best predicted usable entries and native, best first (native where its prediction
 /// puts it; behind native, plans of several phases before one-phase plans, which share
 /// native's receiver contention that the model does not see), then the rejected ones with why
-/// (no plan). The same list plan_candidates gives for `auto` with a predictor.
+/// (no plan). A plan that repeats a kept one, or that the model cannot tell from one (as many
+/// phases, a prediction within kSamePrediction), is listed as such, untried; a lookalike takes
+/// one of the `keep` slots. The same list plan_candidates gives for `auto` with a predictor.
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,

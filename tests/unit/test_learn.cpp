@@ -313,6 +313,47 @@ TEST(ChooseAuto, IdenticalPlansAreTriedOnce) {
   }
 }
 
+// Plans the model cannot tell apart (as many phases, the same predicted time) are one trial
+// candidate: the first in the pool is tried, the others are listed untried and use up their
+// slots, so a uniform exchange whose direct schedules all look alike tries few.
+TEST(ChooseAuto, LookalikePlansAreTriedOnce) {
+  std::vector<Bytes> dense(4 * 4, 8192);  // a 4-rank remap: 8 KiB to every peer
+  for (int i = 0; i < 4; ++i) dense[static_cast<std::size_t>(i * 5)] = 0;
+  const auto m = cs::core::CommMatrix::from_dense(4, dense);
+  // A model that sees only the number of phases: every 3-phase schedule is alike.
+  const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
+    return p ? 1e-5 * static_cast<double>(p->phases.size()) : 1e-4;
+  };
+  const auto c = cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, {}, predict, 8,
+                                            ~Bytes{0});
+  std::vector<std::size_t> tried_phases;
+  std::size_t lookalikes = 0;
+  for (const auto& x : c) {
+    if (x.rejected.empty() && x.id != "native") tried_phases.push_back(x.plan.phases.size());
+    if (x.rejected.rfind("predicted the same as ", 0) == 0) ++lookalikes;
+  }
+  // One plan per phase count; the rest of the eight slots went to their lookalikes.
+  std::vector<std::size_t> distinct = tried_phases;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  EXPECT_EQ(distinct.size(), tried_phases.size());
+  EXPECT_GE(lookalikes, 1u);
+  EXPECT_EQ(tried_phases.size() + lookalikes, 8u);
+  // A real difference in the prediction keeps both: with lp_shift predicted a little faster
+  // than the other 3-phase schedules, both it and the first of those are tried.
+  const std::vector<std::string> allowed{"lp_shift", "lp_xor", "pex"};
+  std::vector<cs::learn::Prediction> agreed(allowed.size() + 1);
+  agreed[0].predicted_s = 3e-5 * (1 - 1e-6);
+  agreed[1].predicted_s = 3e-5;
+  agreed[2].predicted_s = 3e-5;
+  agreed[3].predicted_s = 1e-4;
+  std::vector<std::string> ids;
+  for (const auto& x :
+       cs::learn::plan_chosen(m, allowed, agreed, cs::plan::Options{}, 3, ~Bytes{0}))
+    if (x.rejected.empty()) ids.push_back(x.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"lp_shift", "lp_xor", "native"}));
+}
+
 // auto's trial widens where calls are predicted cheap: 3 candidates beside native, up to 8 while
 // (calls + 1) rounds of them and native fit the trial's budget.
 TEST(ChooseAuto, TrialWidensForCheapCalls) {
@@ -354,7 +395,8 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   const std::vector<std::string> pool = cs::learn::auto_pool({});
   std::vector<Prediction> cheap(pool.size() + 1);
   for (std::size_t i = 0; i < cheap.size(); ++i)
-    cheap[i].predicted_s = 1e-4 * static_cast<double>(1 + i % 3);
+    cheap[i].predicted_s =  // distinct: lookalikes would be tried once
+        1e-4 * static_cast<double>(1 + i % 3) * (1 + 1e-3 * static_cast<double>(i));
   const std::size_t k = trial_width(cheap, 3, 0.1);
   ASSERT_EQ(k, cs::learn::kTrialKeepMost);
   const auto c = cs::learn::plan_chosen(m, pool, cheap, cs::plan::Options{}, k, ~Bytes{0});
