@@ -1098,10 +1098,12 @@ def main():
                          "netns100.toml)")
     ap.add_argument("--smoke", action="store_true",
                     help="apps: one small application, one pair (the CI point)")
-    ap.add_argument("--preload-env", default=None, metavar="VAR=VALUE[,VAR=VALUE...]",
+    ap.add_argument("--preload-env", action="append", metavar="VAR=VALUE[,VAR=VALUE...]",
                     help="apps: COMMSCHED_* settings of the preloaded runs (default: none, the "
-                         "defaults), e.g. COMMSCHED_STRATEGY=lp_shift")
+                         "defaults), e.g. COMMSCHED_STRATEGY=lp_shift; repeat it or separate "
+                         "them by commas")
     a = ap.parse_args()
+    a.preload_env = ",".join(a.preload_env) if a.preload_env else None
     a.build = os.path.abspath(a.build or default_build())
     if a.set in ("table5", "table11", "bursts") and a.tier != "smpi":
         ap.error(f"--set {a.set} is an SMPI set")
