@@ -1,7 +1,8 @@
 """The application tier: real, unmodified MPI programs, natively and with the library preloaded.
 
   apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3]
-                           [--apps lammps,fftw,hpcc,fft2d] [--app-ranks 4] [--smoke] [--out FILE]
+                           [--apps lammps,fftw,hpcc,fft2d,petsc,petsc-neighbor] [--app-ranks 4]
+                           [--smoke] [--out FILE]
                            [--preload-env COMMSCHED_STRATEGY=lp_shift,...]
 
 Each application runs natively and with libcommsched.so preloaded with default settings (no
@@ -31,6 +32,19 @@ exit 1 and shows FAILED.
           instead. Breakdown: MPIFFT Gflop/s, PTRANS GB/s.
   fft2d   tests/apps/fft2d_transpose.f90 (Fortran MPI_ALLTOALLV), built in the build tree.
           Correct: its checksum against its serial reference.
+  petsc   apps/bench/petsc_ksp.c built against Debian's PETSc (petsc-dev) with Open MPI's mpicc
+          once per point: CG with Jacobi, 800 iterations (never converged), on the 5-point
+          Laplacian of a 1000 x 1000 grid whose points are renumbered tile by tile (random tile
+          sizes, shuffled tiles, fixed seed), in contiguous row blocks: every rank's ghost
+          exchange reaches every other rank, with uneven sizes, as on a partitioned unstructured
+          mesh. `-exchange alltoallv`: the operator is MPIAIJ's own product with its ghosts
+          fetched by one MPI_Alltoallv per product. (PETSc's `-sf_type alltoall` serves only
+          PetscSFSetGraphWithPattern graphs, one unit to every rank; on MatMult's graph it moves
+          the wrong data, so the program refuses it.) Correct: the grid and exchange-shape lines
+          and the checksum (iterations, 2-norm and sum of the solution, final residual, 15
+          digits), the same for every exchange. Breakdown: the solve's own time.
+  petsc-neighbor  the same with PETSc's own MatMult on `-sf_type neighbor` (PetscSF over
+          MPI_Ineighbor_alltoallv, the nonblocking neighbourhood collective).
 
 --predict MACHINE_FILE (issue 27, item 2): before the pairs, one untimed run traced
 (COMMSCHED_TRACE with COMMSCHED_TRIAL=0: every pattern learned at once; under
@@ -308,7 +322,84 @@ class Fft2d:
         return "–"
 
 
-APPS = {"lammps": Lammps, "fftw": Fftw, "hpcc": Hpcc, "fft2d": Fft2d}
+class Petsc:
+    name = "petsc"
+    # Sized for 20 to 40 s at 16 ranks on the emulated cluster: about 100 KiB of ghosts per
+    # rank and product over 100 Mbit/s links, 16 ranks sharing the host's cores.
+    N, ITERATIONS = 1000, 800
+    OPTIONS = ["-exchange", "alltoallv"]
+
+    def __init__(self, smoke):
+        self.n, self.its = (200, 100) if smoke else (self.N, self.ITERATIONS)
+        self.exe = None
+
+    @staticmethod
+    def mpicc():
+        # Debian's PETSc is built with Open MPI: its compiler wrapper, not another MPI's.
+        return shutil.which("mpicc.openmpi") or shutil.which("mpicc")
+
+    @staticmethod
+    def flags():
+        p = subprocess.run(["pkg-config", "--cflags", "--libs", "PETSc"], capture_output=True,
+                           text=True)
+        return p.stdout.split() if p.returncode == 0 else None
+
+    def missing(self, build):
+        if not shutil.which("pkg-config"):
+            return "no pkg-config"
+        flags = self.flags()
+        if flags is None:
+            return "no PETSc pkg-config file (Debian package petsc-dev)"
+        inc = [f[2:] for f in flags if f.startswith("-I")] + ["/usr/include"]
+        if not any(os.path.exists(os.path.join(d, "petscksp.h")) for d in inc):
+            return "no PETSc headers (Debian package petsc-dev)"
+        if not self.mpicc():
+            return "no mpicc"
+        return None
+
+    def setup(self, root, launch, env, build, timeout):
+        """Build petsc_ksp.c once per point, in the point's directory: native and preloaded
+        runs start the same binary (outside the build tree, as PETSc is optional)."""
+        self.exe = os.path.join(root, "petsc_ksp")
+        p = subprocess.run([self.mpicc(), "-O2", "-o", self.exe,
+                            os.path.join(HERE, "petsc_ksp.c")] + self.flags(),
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"cannot build petsc_ksp: {p.stderr[-300:]}")
+
+    def prepare(self, work, build, ranks):
+        return [self.exe, "-n", str(self.n), "-its", str(self.its)] + self.OPTIONS
+
+    def parse(self, work, stdout):
+        # grid, exchange shape and checksum; not the timing line (exchange=... solve_s=...)
+        numbers = [ln for ln in stdout.splitlines()
+                   if ln.startswith("petsc_ksp ") and "solve_s=" not in ln
+                   and ln != "petsc_ksp ok"]
+        m = re.search(r"exchange=(\S+) sf_type=(\S+) solve_s=([\d.]+) per_iteration_ms=([\d.]+)",
+                      stdout)
+        own = {}
+        if m:
+            own = {"exchange": m.group(1) if m.group(1) != "sf" else f"sf {m.group(2)}",
+                   "solve_s": float(m.group(3)), "per_iteration_ms": float(m.group(4))}
+        ok = (bool(m) and "petsc_ksp ok" in stdout.splitlines()
+              and any(ln.startswith("petsc_ksp checksum ") for ln in numbers))
+        return numbers, ok, own
+
+    @staticmethod
+    def comm_share(own):
+        if "solve_s" not in own:
+            return "–"
+        return (f"solve {own['solve_s']:.2f} s ({own['per_iteration_ms']:.1f} ms per iteration, "
+                f"{own.get('exchange', '?')} exchange)")
+
+
+class PetscNeighbor(Petsc):
+    name = "petsc-neighbor"
+    OPTIONS = ["-exchange", "sf", "-sf_type", "neighbor"]
+
+
+APPS = {"lammps": Lammps, "fftw": Fftw, "hpcc": Hpcc, "fft2d": Fft2d, "petsc": Petsc,
+        "petsc-neighbor": PetscNeighbor}
 
 
 def one_run(app, launch, env, work, build, n, timeout):
