@@ -38,6 +38,7 @@ import report  # noqa: E402  (spearman)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRIAL_KEEP, TRIAL_KEEP_MOST = 3, 8  # learn::kTrialKeep, kTrialKeepMost
 TRIAL_CALLS, TRIAL_SECONDS = 3, 0.1  # the defaults of COMMSCHED_TRIAL_CALLS / _SECONDS
+SAME_PREDICTION = 1e-9  # learn::kSamePrediction
 
 
 def trial_width(pool_times, native_time):
@@ -166,7 +167,7 @@ def main():
                 if len(tried) + lookalikes >= keep or shaped[s][1] in shapes:
                     continue
                 phases = shaped[s][1][1]
-                if any(shaped[t][1][1] == phases and abs(pred[t] - pred[s]) <= 1e-9 * pred[t]
+                if any(shaped[t][1][1] == phases and abs(pred[t] - pred[s]) <= SAME_PREDICTION * pred[t]
                        for t in tried):  # one the model cannot tell apart takes a slot, untried
                     lookalikes += 1
                     continue
