@@ -891,9 +891,15 @@ def netns_inner(a):
 # ------------------------------------------------------------------------------------------
 
 def git_commit():
+    """The checkout's commit, with "-dirty" when tracked files differ from it: a record must not
+    name a commit whose code it did not run."""
     try:
-        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10).stdout.strip() or None
+        run = lambda *a: subprocess.run(["git", "-C", REPO, *a], capture_output=True, text=True,
+                                        timeout=10).stdout.strip()
+        commit = run("rev-parse", "--short", "HEAD")
+        if commit and run("status", "--porcelain", "--untracked-files=no"):
+            commit += "-dirty"
+        return commit or None
     except (OSError, subprocess.SubprocessError):
         return None
 
