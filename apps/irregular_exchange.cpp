@@ -56,6 +56,8 @@
 #include <string_view>
 #include <vector>
 
+#include <time.h>
+
 #include "program_util.hpp"
 
 namespace {
@@ -340,6 +342,7 @@ struct Options {
   bool monotonic = false;  // --clock monotonic: makespan on CLOCK_MONOTONIC
   std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
   int matrix_only = 0;     // --matrix-only N: write an N-rank job's matrix, no exchange
+  int late_us = 0;         // --late-us: the last rank arrives this late to every call
   bool help = false;
   enum class Call { alltoallv, alltoall, neighbor } call = Call::alltoallv;
 };
@@ -350,7 +353,8 @@ const char* const kUsage =
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
     "                          [--warmup W] [--change-every K] [--cycle C] [--nonuniformity L]\n"
     "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"
-    "                          [--matrix-only N] [--call alltoallv|alltoall|neighbor] [--help]\n"
+    "                          [--matrix-only N] [--call alltoallv|alltoall|neighbor]\n"
+    "                          [--late-us US] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
     "  --pattern       communication pattern (default uniform)\n"
     "  --degree        messages per rank, about (default 4, clamped to the rank count)\n"
@@ -375,6 +379,8 @@ const char* const kUsage =
     "                  rank (the pattern options are ignored); neighbor: the pattern as\n"
     "                  MPI_Neighbor_alltoallv on a distributed graph of its non-zero messages\n"
     "                  (a new graph whenever the pattern changes)\n"
+    "  --late-us       the last rank sleeps this many microseconds before every call, after\n"
+    "                  the barrier that precedes it: load imbalance (default 0)\n"
     "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing),\n"
     "alltoallv_total_s (the per-call times summed over every call, warm-up included),\n"
     "time_per_iteration_s (median over the timed iterations of the per-call time above) and\n"
@@ -411,6 +417,9 @@ std::string parse_args(int argc, char** argv, Options& o) {
     } else if (flag == "--seed") {
       if (!(v = need(0, INT64_MAX))) return "--seed needs an integer >= 0";
       o.pattern.seed = static_cast<std::uint64_t>(*v);
+    } else if (flag == "--late-us") {
+      if (!(v = need(0, 10000000))) return "--late-us needs an integer from 0 to 10000000";
+      o.late_us = static_cast<int>(*v);
     } else if (flag == "--warmup") {
       if (!(v = need(0, INT_MAX / 2))) return "--warmup needs an integer >= 0";
       o.warmup = static_cast<int>(*v);
@@ -641,6 +650,11 @@ int run(int argc, char** argv) {
     std::fill(recvbuf.begin(), recvbuf.end(), std::uint8_t{0});
 
     MPI_Barrier(MPI_COMM_WORLD);
+    if (o.late_us > 0 && rank == n - 1) {
+      timespec late{o.late_us / 1000000, static_cast<long>(o.late_us % 1000000) * 1000};
+      while (nanosleep(&late, &late) != 0 && errno == EINTR) {
+      }
+    }
     // The measured interval is the whole MPI_Alltoallv call, so when libcommsched is preloaded
     // it includes the library's per-call agreement (and its learning work): the honest cost.
     const double t0 = o.monotonic ? monotonic_now() : MPI_Wtime();

@@ -149,7 +149,9 @@ struct CommState {
   double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
   // auto's learning budget (see learning_affordable): this rank's last learning's and
   // agreement's durations, sent with the next agreement with its time in all-to-all calls so
-  // far, on every communicator (t_entries); their maxima over ranks, agreed.
+  // far, on every communicator (t_entries). The time in calls is agreed as its maximum over
+  // ranks; a learning or an agreement costs the job its shortest duration over ranks: the
+  // others also waited for the last rank to arrive, as the native call would have made them.
   double learn_local_s = 0, agree_local_s = 0;
   double time_agreed_s = 0, learn_cost_s = 0, agree_cost_s = 0;  // learn_cost_s 0: unmeasured
   double probes_spent_s = 0;  // the agreed cost of this communicator's probes so far
@@ -1295,9 +1297,10 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   // fastest native call of its learning streak (their maximum calibrates the cost model; the
   // fastest, as a streak's first call pays first-touch costs).
   // Then the budget's inputs: this rank's time in all-to-all calls so far (the job's, on every
-  // communicator), its last learning's and last agreement's durations. Last, the previous
-  // call's own time (the trial weighs it to the next all-to-all's entry, its budget counts the
-  // call alone), and what the trials under way in this process have spent (one budget).
+  // communicator), minus its last learning's and last agreement's durations (their minimum
+  // over ranks is what they cost). Last, the previous call's own time (the trial weighs it to
+  // the next all-to-all's entry, its budget counts the call alone), and what the trials under
+  // way in this process have spent (one budget).
   const double agree_t0 = now();
   double weighed_local = cs.timed_seconds;
   if (cs.timed_pattern && cs.timed_clock == &t_entries) {
@@ -1306,7 +1309,7 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   }
   double agree_in[11] = {-static_cast<double>(vote), weighed_local, static_cast<double>(match),
                          -static_cast<double>(match), -cs.timed_agreement, cs.streak_fastest_s,
-                         t_entries.in_calls_s, cs.learn_local_s, cs.agree_local_s,
+                         t_entries.in_calls_s, -cs.learn_local_s, -cs.agree_local_s,
                          cs.timed_seconds, g_trials_spent.load()};
   double agree_out[11] = {0, 0, -1, 1, 0, 0, 0, 0, 0, 0, 0};
   // Until the communicator first learns it has no private duplicate: the agreement then runs
@@ -1319,12 +1322,12 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   if (rc == MPI_SUCCESS) {
     if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
     cs.time_agreed_s = agree_out[6];
-    if (agree_out[7] > 0) {
-      cs.learn_cost_s = agree_out[7];
+    if (-agree_out[7] > 0) {
+      cs.learn_cost_s = -agree_out[7];
       // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-      if (cs.current && !cs.current->trial.decided()) cs.current->spend(agree_out[7]);
+      if (cs.current && !cs.current->trial.decided()) cs.current->spend(-agree_out[7]);
     }
-    if (agree_out[8] > 0) cs.agree_cost_s = agree_out[8];
+    if (-agree_out[8] > 0) cs.agree_cost_s = -agree_out[8];
   }
   agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
   hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
