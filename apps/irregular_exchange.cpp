@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -54,9 +55,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
-
-#include <time.h>
 
 #include "program_util.hpp"
 
@@ -650,11 +650,8 @@ int run(int argc, char** argv) {
     std::fill(recvbuf.begin(), recvbuf.end(), std::uint8_t{0});
 
     MPI_Barrier(MPI_COMM_WORLD);
-    if (o.late_us > 0 && rank == n - 1) {
-      timespec late{o.late_us / 1000000, static_cast<long>(o.late_us % 1000000) * 1000};
-      while (nanosleep(&late, &late) != 0 && errno == EINTR) {
-      }
-    }
+    if (o.late_us > 0 && rank == n - 1)
+      std::this_thread::sleep_for(std::chrono::microseconds(o.late_us));
     // The measured interval is the whole MPI_Alltoallv call, so when libcommsched is preloaded
     // it includes the library's per-call agreement (and its learning work): the honest cost.
     const double t0 = o.monotonic ? monotonic_now() : MPI_Wtime();

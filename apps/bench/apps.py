@@ -91,6 +91,12 @@ def read(path):
         return ""
 
 
+def mpicc():
+    """Open MPI's C compiler wrapper, which Debian's FFTW and PETSc MPI builds use (not
+    another MPI's); None when absent."""
+    return shutil.which("mpicc.openmpi") or shutil.which("mpicc")
+
+
 class Lammps:
     name = "lammps"
     # PPPM's mesh: the example's accuracy picks one of a few thousand points, whose remaps move
@@ -194,11 +200,11 @@ class Fftw:
             return None
         if not os.path.exists("/usr/include/fftw3-mpi.h"):
             return "no FFTW 3 MPI headers (Debian package libfftw3-mpi-dev)"
-        mpicc = shutil.which("mpicc.openmpi") or shutil.which("mpicc")
-        if not mpicc:
+        cc = mpicc()
+        if not cc:
             return "no mpicc"
         os.makedirs(os.path.dirname(exe), exist_ok=True)
-        p = subprocess.run([mpicc, "-O2", "-o", exe, src, "-lfftw3_mpi", "-lfftw3", "-lm"],
+        p = subprocess.run([cc, "-O2", "-o", exe, src, "-lfftw3_mpi", "-lfftw3", "-lm"],
                            capture_output=True, text=True)
         return None if p.returncode == 0 else f"cannot build fftw3d_mpi: {p.stderr[-300:]}"
 
@@ -334,11 +340,6 @@ class Petsc:
         self.exe = None
 
     @staticmethod
-    def mpicc():
-        # Debian's PETSc is built with Open MPI: its compiler wrapper, not another MPI's.
-        return shutil.which("mpicc.openmpi") or shutil.which("mpicc")
-
-    @staticmethod
     def flags():
         p = subprocess.run(["pkg-config", "--cflags", "--libs", "PETSc"], capture_output=True,
                            text=True)
@@ -353,7 +354,7 @@ class Petsc:
         inc = [f[2:] for f in flags if f.startswith("-I")] + ["/usr/include"]
         if not any(os.path.exists(os.path.join(d, "petscksp.h")) for d in inc):
             return "no PETSc headers (Debian package petsc-dev)"
-        if not self.mpicc():
+        if not mpicc():
             return "no mpicc"
         return None
 
@@ -361,7 +362,7 @@ class Petsc:
         """Build petsc_ksp.c once per point, in the point's directory: native and preloaded
         runs start the same binary (outside the build tree, as PETSc is optional)."""
         self.exe = os.path.join(root, "petsc_ksp")
-        p = subprocess.run([self.mpicc(), "-O2", "-o", self.exe,
+        p = subprocess.run([mpicc(), "-O2", "-o", self.exe,
                             os.path.join(HERE, "petsc_ksp.c")] + self.flags(),
                            capture_output=True, text=True)
         if p.returncode != 0:

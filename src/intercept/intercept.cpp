@@ -1322,12 +1322,13 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
   if (rc == MPI_SUCCESS) {
     if (agree_out[5] > 0) cs.native_seen_s = agree_out[5];
     cs.time_agreed_s = agree_out[6];
-    if (-agree_out[7] > 0) {
-      cs.learn_cost_s = -agree_out[7];
+    const double learned_s = -agree_out[7], agreed_s = -agree_out[8];  // shortest over ranks
+    if (learned_s > 0) {
+      cs.learn_cost_s = learned_s;
       // The learning just paid comes out of its pattern's trial budget (agreed, every rank).
-      if (cs.current && !cs.current->trial.decided()) cs.current->spend(-agree_out[7]);
+      if (cs.current && !cs.current->trial.decided()) cs.current->spend(learned_s);
     }
-    if (-agree_out[8] > 0) cs.agree_cost_s = -agree_out[8];
+    if (agreed_s > 0) cs.agree_cost_s = agreed_s;
   }
   agreed = rc == MPI_SUCCESS ? static_cast<std::int64_t>(-agree_out[0]) : 0;
   hit = rc == MPI_SUCCESS && agree_out[2] == -agree_out[3] ? static_cast<int>(agree_out[2]) : -1;
