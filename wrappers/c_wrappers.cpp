@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include "intercept/intercept.hpp"
+#include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
 #include "wrappers/flush_points.hpp"
@@ -63,6 +64,66 @@ COMMSCHED_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                            MPI_Datatype recvtype, MPI_Comm comm) {
   return ci::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+// --- Non-blocking all-to-all (src/intercept/nonblocking.hpp) ---------------------------------
+COMMSCHED_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return ci::ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request* req) {
+  return ci::ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
+// Communicator creation: collective on the new communicator, where the engine makes its
+// channel (held sends go first: the call may block on a peer).
+COMMSCHED_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  ci::flush_point("Comm_dup");
+  const int rc = PMPI_Comm_dup(comm, newcomm);
+  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
+  return rc;
+}
+
+COMMSCHED_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  ci::flush_point("Comm_split");
+  const int rc = PMPI_Comm_split(comm, color, key, newcomm);
+  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
+  return rc;
+}
+
+COMMSCHED_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                         MPI_Comm* newcomm) {
+  ci::flush_point("Comm_split_type");
+  const int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
+  return rc;
+}
+
+COMMSCHED_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
+                                     const int periods[], int reorder, MPI_Comm* newcomm) {
+  ci::flush_point("Cart_create");
+  const int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
+  return rc;
+}
+
+COMMSCHED_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
+                                                    const int sources[], const int sourceweights[],
+                                                    int outdegree, const int destinations[],
+                                                    const int destweights[], MPI_Info info,
+                                                    int reorder, MPI_Comm* newcomm) {
+  ci::flush_point("Dist_graph_create_adjacent");
+  const int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
+                                                 outdegree, destinations, destweights, info,
+                                                 reorder, newcomm);
+  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
+  return rc;
 }
 
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
@@ -131,7 +192,7 @@ COMMSCHED_EXPORT int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Stat
 // that blocks here on a peer which waits for one of those sends behaves as natively.
 #define COMMSCHED_FLUSH_POINT(name, fname, params, args, nf)     \
   COMMSCHED_EXPORT int MPI_##name params {                       \
-    ci::p2p_flush(#name);                                        \
+    ci::flush_point(#name);                                      \
     return PMPI_##name args;                                     \
   }
 COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)

@@ -5,14 +5,14 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
-#include "intercept/p2p.hpp"
+#include "intercept/nonblocking.hpp"
 #include "wrappers/flush_points.hpp"
 
 namespace commsched::wrappers {
 
 template <typename... Args>
 void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args... args) {
-  intercept::p2p_flush(first);
+  intercept::flush_point(first);
   using Fn = void (*)(Args...);
   for (const char* name : {first, second}) {
     if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name))) return fn(args...);

@@ -7,6 +7,7 @@
 
 #include "intercept/exchange.hpp"
 #include "intercept/intercept.hpp"
+#include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 
 namespace commsched::intercept {
@@ -33,7 +34,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   if (pass_through()) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, comm);
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) {
-    p2p_flush("Alltoall");  // it may block on a peer waiting for a deferred send
+    flush_point("Alltoall");  // it may block on a peer waiting for a held send
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
   // The same exchange as per-peer counts: block j of each buffer goes to and comes from rank j.

@@ -29,6 +29,7 @@
 #include "exec/program.hpp"
 #include "intercept/drs.hpp"
 #include "intercept/exchange.hpp"
+#include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
 #include "intercept/pmpi_transport.hpp"
@@ -478,6 +479,8 @@ std::string collective_settings(const Global& s, const std::string& machine_text
                   '|' + std::to_string(c.fake_nodes) + '|' + c.fault_site + '|' +
                   std::to_string(c.fault_probability) + '|' +
                   std::to_string(static_cast<int>(c.bursts)) + '|' +
+                  std::to_string(static_cast<int>(c.nonblocking)) + '|' +
+                  std::to_string(c.nonblocking_window) + '|' +
                   std::to_string(!c.wisdom_path.empty()) + '|' + std::to_string(s.provided) + '|';
   for (const std::string& id : c.candidates) t += id + ',';
   return t + '|' + machine_text;
@@ -1172,6 +1175,8 @@ void after_init(int provided) {
   try {
     setup(provided, true);
     p2p_init();  // every rank is here: the communicators of level collective
+    // The engine's state is not shared between threads.
+    if (provided != MPI_THREAD_MULTIPLE) nb_setup_world();
   } catch (...) {
   }
 }
@@ -1180,7 +1185,10 @@ void forget_comm(MPI_Comm comm) {
   // The communicator's own state goes with its attribute (delete_comm_state); held burst sends
   // on it must leave before it does.
   try {
-    if (g().active) p2p_forget_comm(comm);
+    if (g().active) {
+      nb_forget_comm(comm);
+      p2p_forget_comm(comm);
+    }
   } catch (...) {
   }
 }
@@ -1199,6 +1207,7 @@ void before_finalize() {
   try {
     Global& s = g();
     if (!s.initialised || (!s.active && !s.all_native)) return;
+    nb_finish();  // collective: its exchanges complete on every rank
     ReportHeader h;
     h.thread_level = thread_level_name(s.provided);
     if (s.all_native) {  // nothing learned or substituted: say what ran native and why
@@ -1534,7 +1543,7 @@ int exchange(const Exchange& x) {
     if (s.all_native) s.native_calls.fetch_add(1, std::memory_order_relaxed);
     return x.native(x);
   }
-  p2p_flush(x.name + 4);  // without "MPI_"
+  flush_point(x.name + 4);  // without "MPI_"
   // MPI_Pcontrol(0) on this rank: every path below runs this call native; where the ranks
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();

@@ -31,6 +31,7 @@
 #include "core/log.hpp"
 #include "core/plan.hpp"
 #include "intercept/intercept.hpp"
+#include "intercept/nonblocking.hpp"
 #include "intercept/pcontrol.hpp"
 #include "settings/settings.hpp"
 
@@ -1068,7 +1069,11 @@ int startall(int count, MPI_Request reqs[]) {
 
 // --- completion -----------------------------------------------------------------------------
 
+// Completion calls with the non-blocking engine's exchanges under way (nonblocking.hpp): Wait
+// and Waitall drive them, Waitany and Waitsome poll (an application request may complete
+// first), the calls that do not block let them progress.
 int wait(MPI_Request* req, MPI_Status* status) {
+  if (nb_pending()) nb_before_wait(1, req);
   if (passing()) return PMPI_Wait(req, status);
   p2p_flush("p2p:wait");
   Translated t = translate(1, req);
@@ -1078,6 +1083,7 @@ int wait(MPI_Request* req, MPI_Status* status) {
 }
 
 int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  if (nb_pending()) nb_before_wait(count, reqs);
   if (passing()) return PMPI_Waitall(count, reqs, statuses);
   p2p_flush("p2p:waitall");
   Translated t = translate(count, reqs);
@@ -1087,6 +1093,14 @@ int waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  if (nb_pending()) {
+    while (nb_any_pending(count, reqs)) {
+      int flag = 0;
+      const int rc = testany(count, reqs, index, &flag, status);
+      if (rc != MPI_SUCCESS || flag) return rc;
+    }
+    nb_before_wait(0, nullptr);  // about to block: every held send goes
+  }
   if (passing()) return PMPI_Waitany(count, reqs, index, status);
   p2p_flush("p2p:waitany");
   Translated t = translate(count, reqs);
@@ -1096,6 +1110,13 @@ int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
 }
 
 int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (nb_pending()) {
+    while (nb_any_pending(incount, reqs)) {
+      const int rc = testsome(incount, reqs, outcount, indices, statuses);
+      if (rc != MPI_SUCCESS || (outcount && *outcount != 0)) return rc;
+    }
+    nb_before_wait(0, nullptr);
+  }
   if (passing()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
   p2p_flush("p2p:waitsome");
   Translated t = translate(incount, reqs);
@@ -1105,6 +1126,7 @@ int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
 }
 
 int test(MPI_Request* req, int* flag, MPI_Status* status) {
+  if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Test(req, flag, status);
   p2p_flush("p2p:test");
   Translated t = translate(1, req);
@@ -1114,6 +1136,7 @@ int test(MPI_Request* req, int* flag, MPI_Status* status) {
 }
 
 int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Testall(count, reqs, flag, statuses);
   p2p_flush("p2p:testall");
   Translated t = translate(count, reqs);
@@ -1123,6 +1146,7 @@ int testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
 }
 
 int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Testany(count, reqs, index, flag, status);
   p2p_flush("p2p:testany");
   Translated t = translate(count, reqs);
@@ -1132,6 +1156,7 @@ int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
 }
 
 int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
   p2p_flush("p2p:testsome");
   Translated t = translate(incount, reqs);
@@ -1141,6 +1166,7 @@ int testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
 }
 
 int request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
+  if (nb_pending()) nb_progress();
   if (!enabled()) return PMPI_Request_get_status(req, flag, status);
   p2p_flush("p2p:request_get_status");
   Shadow* sh = shadow_of(req);

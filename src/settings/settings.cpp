@@ -26,7 +26,7 @@ constexpr std::array kSpecs{
     Spec{"ENABLE", "bool", "1",
          "`0` turns commsched into a pure pass-through: every call goes straight to `PMPI_*`."},
     Spec{"STRATEGY", "choice", "auto",
-         "`native` (always `PMPI_Alltoallv` and `PMPI_Alltoall`), `auto` (a documented rule picks per learned pattern; see the README), "
+         "`native` (always the MPI library's own call), `auto` (a documented rule picks per learned pattern; see the README), "
          "or one strategy id. An unknown name gives one warning and runs `native`."},
     Spec{"LEARN_CALLS", "int", "3",
          "Identical calls (same communicator and counts) before a pattern counts as learned and "
@@ -41,6 +41,17 @@ constexpr std::array kSpecs{
          "order changes the order of sends to at least 3 peers and a trial against native shows "
          "it faster; every other burst goes straight to MPI) or `always` (every learned burst; "
          "for tests)."},
+    Spec{"NONBLOCKING", "choice", "native",
+         "`MPI_Ialltoallv` and `MPI_Ialltoall`: `native` (passed to MPI), `eager` (the library's "
+         "engine posts every message at the call, sends in shift order) or `shift` (receives "
+         "posted at the call, sends released in shift order with at most "
+         "`COMMSCHED_NONBLOCKING_WINDOW` in flight, progressed inside the completion calls and "
+         "all released before any other MPI call that may block). On `MPI_COMM_WORLD` and on "
+         "communicators made from it by `MPI_Comm_dup`, `MPI_Comm_split`, "
+         "`MPI_Comm_split_type`, `MPI_Cart_create` or `MPI_Dist_graph_create_adjacent`; "
+         "in-place calls and the others pass to MPI."},
+    Spec{"NONBLOCKING_WINDOW", "int", "1",
+         "Sends of one `shift` exchange in flight at once; 1 to 65536."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
@@ -270,19 +281,30 @@ void apply_learn_calls(const Spec& spec, std::string_view value, Settings& s, Re
                              "a whole number from 1 to " + std::to_string(kLearnCallsMax));
 }
 
+// A choice among named values: the first name `value` equals (ignoring case), else one warning
+// naming them all.
+template <typename T, std::size_t N>
+void apply_named(const Spec& spec, std::string_view value,
+                 const std::array<std::pair<std::string_view, T>, N>& names, T& out, Reporter& r,
+                 std::string_view what) {
+  for (const auto& [name, v] : names) {
+    if (iequals(value, name)) {
+      out = v;
+      return;
+    }
+  }
+  std::string valid;
+  for (const auto& [name, v] : names) valid += (valid.empty() ? "" : ", ") + std::string(name);
+  r.bad_value_keep_default(spec, value, std::string(what) + " (valid: " + valid + ")");
+}
+
 void apply_bursts(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   static constexpr std::array<std::pair<std::string_view, BurstLevel>, 3> kLevels{{
       {"off", BurstLevel::off},
       {"local", BurstLevel::local},
       {"collective", BurstLevel::collective},
   }};
-  for (const auto& [name, level] : kLevels) {
-    if (iequals(value, name)) {
-      s.bursts = level;
-      return;
-    }
-  }
-  r.bad_value_keep_default(spec, value, "a burst level (valid: off, local, collective)");
+  apply_named(spec, value, kLevels, s.bursts, r, "a burst level");
 }
 
 void apply_burst_hold(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
@@ -293,6 +315,24 @@ void apply_burst_hold(const Spec& spec, std::string_view value, Settings& s, Rep
   r.bad_value_keep_default(spec, value, "auto or always");
 }
 
+void apply_nonblocking(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  static constexpr std::array<std::pair<std::string_view, NonBlocking>, 3> kModes{{
+      {"native", NonBlocking::native},
+      {"eager", NonBlocking::eager},
+      {"shift", NonBlocking::shift},
+  }};
+  apply_named(spec, value, kModes, s.nonblocking, r, "a mode");
+}
+
+void apply_nonblocking_window(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  constexpr int kMax = 65536;
+  const auto n = parse_integer<int>(value, 10);
+  if (n && *n >= 1 && *n <= kMax)
+    s.nonblocking_window = *n;
+  else
+    r.bad_value_keep_default(spec, value, "a whole number from 1 to " + std::to_string(kMax));
+}
+
 void apply_log_level(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   static constexpr std::array<std::pair<std::string_view, core::LogLevel>, 4> kLevels{{
       {"quiet", core::LogLevel::quiet},
@@ -300,13 +340,7 @@ void apply_log_level(const Spec& spec, std::string_view value, Settings& s, Repo
       {"info", core::LogLevel::info},
       {"debug", core::LogLevel::debug},
   }};
-  for (const auto& [name, level] : kLevels) {
-    if (iequals(value, name)) {
-      s.log_level = level;
-      return;
-    }
-  }
-  r.bad_value_keep_default(spec, value, "a log level (valid: quiet, warn, info, debug)");
+  apply_named(spec, value, kLevels, s.log_level, r, "a log level");
 }
 
 void apply_log_file(const Spec&, std::string_view value, Settings& s, Reporter&) {
@@ -509,6 +543,8 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"LEARN_CALLS", apply_learn_calls},
     {"BURSTS", apply_bursts},
     {"BURST_HOLD", apply_burst_hold},
+    {"NONBLOCKING", apply_nonblocking},
+    {"NONBLOCKING_WINDOW", apply_nonblocking_window},
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},

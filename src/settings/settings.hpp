@@ -17,6 +17,9 @@ namespace commsched::settings {
 /// COMMSCHED_BURSTS: how far Isend/Irecv bursts may be rescheduled.
 enum class BurstLevel { off, local, collective };
 
+/// COMMSCHED_NONBLOCKING: who runs MPI_Ialltoallv and MPI_Ialltoall.
+enum class NonBlocking { native, eager, shift };
+
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE
   std::string strategy = "auto";      ///< COMMSCHED_STRATEGY: native, auto, or a strategy id
@@ -46,6 +49,8 @@ struct Settings {
   std::uint64_t fault_seed = 1;       ///< ... drawn from this seed (mixed with the rank)
   BurstLevel bursts = BurstLevel::local;  ///< COMMSCHED_BURSTS
   bool burst_hold_always = false;         ///< COMMSCHED_BURST_HOLD=always (tests)
+  NonBlocking nonblocking = NonBlocking::native;  ///< COMMSCHED_NONBLOCKING
+  int nonblocking_window = 1;             ///< COMMSCHED_NONBLOCKING_WINDOW: sends in flight
 };
 
 /// Sites COMMSCHED_FAULT can name.

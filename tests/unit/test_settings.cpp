@@ -46,6 +46,7 @@ bool same(const Settings& a, const Settings& b) {
          a.max_staging == b.max_staging && a.trace_dir == b.trace_dir &&
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
          a.bursts == b.bursts && a.burst_hold_always == b.burst_hold_always &&
+         a.nonblocking == b.nonblocking && a.nonblocking_window == b.nonblocking_window &&
          a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
          a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
@@ -91,7 +92,8 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "SEED", "MACHINE", "TRIAL", "TRIAL_CALLS", "TRIAL_SECONDS", "TRIAL_BUDGET",
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
-                                              "BURSTS", "BURST_HOLD"}));
+                                              "BURSTS", "BURST_HOLD", "NONBLOCKING",
+                                              "NONBLOCKING_WINDOW"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -317,6 +319,9 @@ const BadValue kBadValues[] = {
     // BURSTS
     {"BURSTS", ""}, {"BURSTS", "on"}, {"BURSTS", "global"}, {"BURSTS", "1"},
     {"BURST_HOLD", ""}, {"BURST_HOLD", "never"}, {"BURST_HOLD", "1"},
+    {"NONBLOCKING", ""}, {"NONBLOCKING", "on"}, {"NONBLOCKING", "window"},
+    {"NONBLOCKING_WINDOW", "0"}, {"NONBLOCKING_WINDOW", "-1"}, {"NONBLOCKING_WINDOW", "65537"},
+    {"NONBLOCKING_WINDOW", "2x"},
     // LOG_LEVEL
     {"LOG_LEVEL", ""}, {"LOG_LEVEL", "loud"}, {"LOG_LEVEL", "warning"}, {"LOG_LEVEL", "2"},
     {"LOG_LEVEL", "\xff\xfe"},
@@ -354,6 +359,13 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(p.settings.trace_limit, 1024u);
   EXPECT_FALSE(p.settings.trial);
   EXPECT_TRUE(parse_env({{"COMMSCHED_BURST_HOLD", "Always"}}).settings.burst_hold_always);
+  const Parsed nb = parse_env({{"COMMSCHED_NONBLOCKING", "Shift"},
+                               {"COMMSCHED_NONBLOCKING_WINDOW", "8"}});
+  EXPECT_TRUE(nb.warnings.empty());
+  EXPECT_EQ(nb.settings.nonblocking, NonBlocking::shift);
+  EXPECT_EQ(nb.settings.nonblocking_window, 8);
+  EXPECT_EQ(parse_env({{"COMMSCHED_NONBLOCKING", "eager"}}).settings.nonblocking,
+            NonBlocking::eager);
 }
 
 TEST(Settings, FaultSpec) {

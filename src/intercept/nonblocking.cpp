@@ -1,0 +1,383 @@
+// The non-blocking all-to-all engine (nonblocking.hpp): channels, exchanges behind generalized
+// requests, their progress inside the completion calls.
+#include "intercept/nonblocking.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/log.hpp"
+#include "intercept/intercept.hpp"
+#include "intercept/p2p.hpp"
+#include "intercept/pcontrol.hpp"
+#include "settings/settings.hpp"
+
+namespace commsched::intercept {
+namespace {
+
+// A communicator's private duplicate: the exchanges' messages never meet the application's.
+struct Channel {
+  MPI_Comm dup = MPI_COMM_NULL;
+  std::uint32_t calls = 0;  // exchanges started on it: the next one's tag
+  int under_way = 0;        // exchanges not yet complete
+  bool forgotten = false;   // the application freed its communicator
+
+  void release_if_unused() {
+    if (forgotten && under_way == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+  }
+};
+
+// A send not yet posted.
+struct HeldSend {
+  const char* buf;
+  int count;
+  int peer;
+};
+
+struct Exchange {
+  std::shared_ptr<Channel> channel;
+  int tag = 0;
+  int window = 0;
+  MPI_Request greq = MPI_REQUEST_NULL;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+  bool owns_sendtype = false;  // the library's duplicate, for the held sends
+  std::vector<HeldSend> held;  // in release order
+  std::size_t next = 0;        // held[next] is the next to post
+  std::vector<MPI_Request> sends, recvs;
+  int error = MPI_SUCCESS;
+  bool complete = false;
+};
+
+struct Engine {
+  bool on = false;  // agreed: settings, thread level
+  settings::NonBlocking mode = settings::NonBlocking::native;
+  int window = 1;
+  std::unordered_map<MPI_Comm, std::shared_ptr<Channel>> channels;
+  std::vector<Exchange*> under_way;
+  std::unordered_map<MPI_Request, Exchange*> by_request;  // until MPI frees the request
+  std::uint64_t run = 0, passed = 0;                     // calls, for the summary
+};
+
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+void note(int rc, Exchange& x) {
+  if (rc != MPI_SUCCESS && x.error == MPI_SUCCESS) x.error = rc;
+}
+
+void post_send(Exchange& x) {
+  const HeldSend& h = x.held[x.next++];
+  MPI_Request r = MPI_REQUEST_NULL;
+  note(PMPI_Isend(h.buf, h.count, x.sendtype, h.peer, x.tag, x.channel->dup, &r), x);
+  x.sends.push_back(r);
+  if (x.next == x.held.size() && x.owns_sendtype) {
+    PMPI_Type_free(&x.sendtype);  // MPI keeps it for the sends posted with it
+    x.owns_sendtype = false;
+  }
+}
+
+void post_all_sends(Exchange& x) {
+  while (x.next < x.held.size()) post_send(x);
+}
+
+std::size_t in_flight(const std::vector<MPI_Request>& reqs) {
+  return static_cast<std::size_t>(
+      std::count_if(reqs.begin(), reqs.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+}
+
+void finish(Exchange& x) {
+  Engine& e = engine();
+  x.complete = true;
+  e.under_way.erase(std::remove(e.under_way.begin(), e.under_way.end(), &x), e.under_way.end());
+  --x.channel->under_way;
+  x.channel->release_if_unused();
+  PMPI_Grequest_complete(x.greq);
+}
+
+// Without blocking: completed sends make room for held ones; complete when everything is.
+void progress(Exchange& x) {
+  if (x.next < x.held.size()) {
+    int done = 0;
+    std::vector<int> index(x.sends.size());
+    if (!x.sends.empty())
+      note(PMPI_Testsome(static_cast<int>(x.sends.size()), x.sends.data(), &done, index.data(),
+                         MPI_STATUSES_IGNORE),
+           x);
+    while (x.next < x.held.size() && in_flight(x.sends) < static_cast<std::size_t>(x.window))
+      post_send(x);
+    if (x.next < x.held.size()) return;
+  }
+  int sent = 0, received = 0;
+  note(PMPI_Testall(static_cast<int>(x.sends.size()), x.sends.data(), &sent, MPI_STATUSES_IGNORE),
+       x);
+  note(PMPI_Testall(static_cast<int>(x.recvs.size()), x.recvs.data(), &received,
+                    MPI_STATUSES_IGNORE),
+       x);
+  if (sent && received) finish(x);
+}
+
+// Blocking: waits only for this rank's own sends while some are held (their receives were
+// posted at every rank's call), then for everything.
+void drive(Exchange& x) {
+  while (x.next < x.held.size()) {
+    if (in_flight(x.sends) >= static_cast<std::size_t>(x.window)) {
+      int index = MPI_UNDEFINED;
+      note(PMPI_Waitany(static_cast<int>(x.sends.size()), x.sends.data(), &index,
+                        MPI_STATUS_IGNORE),
+           x);
+      if (index == MPI_UNDEFINED && in_flight(x.sends) != 0) break;  // an error: stop holding
+    }
+    post_send(x);
+  }
+  post_all_sends(x);
+  note(PMPI_Waitall(static_cast<int>(x.sends.size()), x.sends.data(), MPI_STATUSES_IGNORE), x);
+  note(PMPI_Waitall(static_cast<int>(x.recvs.size()), x.recvs.data(), MPI_STATUSES_IGNORE), x);
+  finish(x);
+}
+
+Exchange* exchange_of(MPI_Request r) {
+  Engine& e = engine();
+  if (r == MPI_REQUEST_NULL) return nullptr;
+  auto it = e.by_request.find(r);
+  return it == e.by_request.end() || it->second->complete ? nullptr : it->second;
+}
+
+// Generalized request callbacks. A collective's status says nothing but its error.
+int query_fn(void* extra, MPI_Status* status) {
+  const auto* x = static_cast<const Exchange*>(extra);
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = x->error;
+  return x->error;
+}
+
+int free_fn(void* extra) {
+  auto* x = static_cast<Exchange*>(extra);
+  engine().by_request.erase(x->greq);
+  delete x;
+  return MPI_SUCCESS;
+}
+
+int cancel_fn(void*, int) { return MPI_SUCCESS; }  // a collective cannot be cancelled
+
+// The channel of `comm` when the engine may run this call on it; the same answer on every rank.
+std::shared_ptr<Channel> channel_for(MPI_Comm comm) {
+  Engine& e = engine();
+  if (!e.on || comm == MPI_COMM_NULL || !library_active()) return nullptr;
+  auto it = e.channels.find(comm);
+  return it == e.channels.end() ? nullptr : it->second;
+}
+
+// One side of the call: where peer j's block starts, its count, and the type's facts.
+struct Side {
+  const char* base;
+  MPI_Aint extent;
+  int type_size;
+};
+
+bool describe(const void* buf, MPI_Datatype type, Side& s) {
+  if (type == MPI_DATATYPE_NULL) return false;
+  MPI_Aint lb = 0;
+  if (PMPI_Type_get_extent(type, &lb, &s.extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_size(type, &s.type_size) != MPI_SUCCESS) return false;
+  s.base = static_cast<const char*>(buf);
+  return true;
+}
+
+// Starts the exchange; counts and displacements come from `count(j)` and `displ(j)` per side.
+// Returns false when MPI would not let the library hold the call (the caller passes it to MPI).
+template <typename SendCount, typename SendDispl, typename RecvCount, typename RecvDispl>
+bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
+           SendCount scount, SendDispl sdispl, void* recvbuf, MPI_Datatype recvtype,
+           RecvCount rcount, RecvDispl rdispl, MPI_Comm comm, MPI_Request* req) {
+  Engine& e = engine();
+  int n = 0, me = 0;
+  Side s{}, r{};
+  if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
+      !describe(sendbuf, sendtype, s) || !describe(recvbuf, recvtype, r))
+    return false;
+  for (int j = 0; j < n; ++j)
+    if (scount(j) < 0 || rcount(j) < 0) return false;
+  auto x = std::make_unique<Exchange>();
+  x->channel = ch;
+  x->tag = static_cast<int>(ch->calls++ % 32767u);  // every MPI allows tags up to 32767
+  const bool hold = e.mode == settings::NonBlocking::shift && !paused();
+  x->window = hold ? e.window : n;
+  x->sendtype = sendtype;
+  // Receives in the order the senders' shift reaches this rank; empty blocks move nothing.
+  for (int k = 0; k < n; ++k) {
+    const int from = (me - k + n) % n;
+    if (static_cast<long long>(rcount(from)) * r.type_size == 0) continue;
+    MPI_Request q = MPI_REQUEST_NULL;
+    note(PMPI_Irecv(const_cast<char*>(r.base) + static_cast<MPI_Aint>(rdispl(from)) * r.extent,
+                    rcount(from), recvtype, from, x->tag, ch->dup, &q),
+         *x);
+    x->recvs.push_back(q);
+  }
+  for (int k = 0; k < n; ++k) {
+    const int to = (me + k) % n;
+    if (static_cast<long long>(scount(to)) * s.type_size == 0) continue;
+    x->held.push_back({s.base + static_cast<MPI_Aint>(sdispl(to)) * s.extent, scount(to), to});
+  }
+  // Held sends keep their own type: the application may free its handle after this call.
+  if (x->held.size() > static_cast<std::size_t>(x->window)) {
+    if (PMPI_Type_dup(sendtype, &x->sendtype) == MPI_SUCCESS)
+      x->owns_sendtype = true;
+    else
+      x->window = n;  // cannot hold: post everything now
+  }
+  while (x->next < x->held.size() && x->sends.size() < static_cast<std::size_t>(x->window))
+    post_send(*x);
+  if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, x.get(), &x->greq) != MPI_SUCCESS) {
+    // The other ranks run it already: complete it here, and hand back a finished request.
+    post_all_sends(*x);
+    PMPI_Waitall(static_cast<int>(x->sends.size()), x->sends.data(), MPI_STATUSES_IGNORE);
+    PMPI_Waitall(static_cast<int>(x->recvs.size()), x->recvs.data(), MPI_STATUSES_IGNORE);
+    *req = MPI_REQUEST_NULL;
+    ++e.run;
+    return true;
+  }
+  ++ch->under_way;
+  ++e.run;
+  *req = x->greq;
+  e.under_way.push_back(x.get());
+  e.by_request.emplace(x->greq, x.get());
+  x.release();
+  return true;
+}
+
+void free_channel(Channel& c) {
+  if (c.dup != MPI_COMM_NULL) PMPI_Comm_free(&c.dup);
+}
+
+}  // namespace
+
+int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+               MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  if (auto ch = channel_for(comm);
+      ch && req && sendbuf != MPI_IN_PLACE && sendcounts && sdispls && recvcounts && rdispls) {
+    if (start(
+            ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
+            [&](int j) { return sdispls[j]; }, recvbuf, recvtype,
+            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, comm, req))
+      return MPI_SUCCESS;
+  }
+  ++engine().passed;
+  return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm, req);
+}
+
+int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  if (auto ch = channel_for(comm); ch && req && sendbuf != MPI_IN_PLACE) {
+    if (start(
+            ch, sendbuf, sendtype, [&](int) { return sendcount; },
+            [&](int j) { return j * sendcount; }, recvbuf, recvtype,
+            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, comm, req))
+      return MPI_SUCCESS;
+  }
+  ++engine().passed;
+  return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
+bool nb_pending() { return !engine().under_way.empty(); }
+
+void nb_progress() {
+  const std::vector<Exchange*> all = engine().under_way;  // progress may unlist some
+  for (Exchange* x : all) progress(*x);
+}
+
+void nb_before_wait(int count, const MPI_Request* reqs) {
+  Exchange* first = nullptr;
+  for (int i = 0; reqs && i < count && !first; ++i) first = exchange_of(reqs[i]);
+  for (Exchange* x : engine().under_way)
+    if (x != first) post_all_sends(*x);
+  if (!first) return;
+  drive(*first);
+  for (int i = 0; i < count; ++i)
+    if (Exchange* x = exchange_of(reqs[i])) drive(*x);  // all posted: waits for them
+}
+
+bool nb_any_pending(int count, const MPI_Request* reqs) {
+  for (int i = 0; reqs && i < count; ++i)
+    if (exchange_of(reqs[i])) return true;
+  return false;
+}
+
+void nb_release_all() {
+  for (Exchange* x : engine().under_way) post_all_sends(*x);
+}
+
+void flush_point(const char* call) {
+  if (nb_pending()) nb_release_all();
+  p2p_flush(call);
+}
+
+void nb_setup_world() {
+  Engine& e = engine();
+  const settings::Settings* cfg = active_settings();
+  if (!cfg || cfg->nonblocking == settings::NonBlocking::native) return;
+  e.mode = cfg->nonblocking;
+  e.window = cfg->nonblocking_window;
+  e.on = true;
+  nb_new_comm(MPI_COMM_WORLD);
+}
+
+void nb_new_comm(MPI_Comm comm) {
+  Engine& e = engine();
+  if (!e.on || comm == MPI_COMM_NULL) return;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return;  // alike on all
+  auto ch = std::make_shared<Channel>();
+  int ok = PMPI_Comm_dup(comm, &ch->dup) == MPI_SUCCESS ? 1 : 0, all_ok = 0;
+  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
+  if (!all_ok) {
+    free_channel(*ch);
+    core::log_warn_once("nb_dup", "cannot duplicate a communicator; its non-blocking all-to-all "
+                                  "calls pass to MPI");
+    return;
+  }
+  PMPI_Comm_set_errhandler(ch->dup, MPI_ERRORS_RETURN);
+  if (auto old = e.channels.find(comm); old != e.channels.end()) nb_forget_comm(comm);
+  e.channels[comm] = std::move(ch);
+}
+
+void nb_forget_comm(MPI_Comm comm) {
+  Engine& e = engine();
+  auto it = e.channels.find(comm);
+  if (it == e.channels.end()) return;
+  it->second->forgotten = true;
+  it->second->release_if_unused();
+  e.channels.erase(it);
+}
+
+void nb_finish() {
+  Engine& e = engine();
+  if (!e.on) return;
+  while (!e.under_way.empty()) drive(*e.under_way.front());
+  for (auto& [comm, ch] : e.channels) free_channel(*ch);
+  e.channels.clear();
+  e.on = false;
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const settings::Settings* cfg = active_settings();
+  if (rank != 0 || !cfg || cfg->log_level < core::LogLevel::warn) return;
+  const std::string how = e.mode == settings::NonBlocking::shift
+                              ? "shift, window " + std::to_string(e.window)
+                              : std::string("eager");
+  std::fprintf(stderr,
+               "[commsched] non-blocking all-to-all on rank 0: %llu call(s) run by the engine "
+               "(%s), %llu passed to MPI\n",
+               static_cast<unsigned long long>(e.run), how.c_str(),
+               static_cast<unsigned long long>(e.passed));
+}
+
+}  // namespace commsched::intercept
