@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "intercept/intercept.hpp"
+#include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
 #include "wrappers/fortran_completion.hpp"
@@ -194,6 +195,52 @@ void f_mpi_neighbor_alltoall(const char*, void* sendbuf, MPI_Fint* sendcount, MP
                                        MPI_Type_f2c(*recvtype), MPI_Comm_f2c(*comm)));
 }
 
+// Non-blocking all-to-all: the engine's calls with converted arguments (it keeps what it needs);
+// every other call goes to MPI's own Fortran entry point with the arrays it was given, as MPI may
+// read them until the operation completes.
+using IalltoallvFn = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*,
+                              MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+using IalltoallFn = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
+                             MPI_Fint*, MPI_Fint*);
+
+void f_mpi_ialltoallv(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                      MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
+                      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  if (!ci::nb_takes(c, sb)) {
+    if (auto fn = next_symbol<IalltoallvFn>(pmpi))
+      return fn(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  const int size = peers(c);
+  const std::vector<int> sc = ints(sendcounts, size), sd = ints(sdispls, size);
+  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ialltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
+                                const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                rd.data(), MPI_Type_f2c(*recvtype), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
+void f_mpi_ialltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                     void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm,
+                     MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  if (!ci::nb_takes(c, sb)) {
+    if (auto fn = next_symbol<IalltoallFn>(pmpi))
+      return fn(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ialltoall(sb, *sendcount, MPI_Type_f2c(*sendtype),
+                               const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
+                               MPI_Type_f2c(*recvtype), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
 }  // namespace
 
 #define COMMSCHED_F_EXPORT extern "C" __attribute__((visibility("default")))
@@ -251,6 +298,17 @@ COMMSCHED_F_EXPORT void MPI_NEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* 
                                               MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
                                               MPI_Fint* ierr) {
   f_mpi_neighbor_alltoall(nullptr, sb, sc, st, rb, rc, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_IALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb,
+                                       MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,
+                                       MPI_Fint* req, MPI_Fint* ierr) {
+  f_mpi_ialltoallv("pmpi_ialltoallv_", sb, sc, sd, st, rb, rc, rd, rt, comm, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_IALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb, MPI_Fint* rc,
+                                      MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* req, MPI_Fint* ierr) {
+  f_mpi_ialltoall("pmpi_ialltoall_", sb, sc, st, rb, rc, rt, comm, req, ierr);
 }
 
 // --- Isend/Irecv bursts ----------------------------------------------------------------------

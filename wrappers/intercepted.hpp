@@ -33,4 +33,14 @@
   X(MPI_Neighbor_alltoall, mpi_neighbor_alltoall,                                              \
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr),                                      \
-    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))                  \
+  X(MPI_Ialltoallv, mpi_ialltoallv,                                                            \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,              \
+     MPI_Fint* request, MPI_Fint* ierr),                                                       \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,      \
+     request, ierr))                                                                           \
+  X(MPI_Ialltoall, mpi_ialltoall,                                                              \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),                   \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))

@@ -1,5 +1,5 @@
 // MPICH: mpif.h and `use mpi` reach the C wrappers, and so do mpi_f08's posts (Isend, Irecv, ...),
-// but mpi_f08's Finalize, Pcontrol, completion calls (Wait*, Test*, Start*, Cancel, Request_free,
+// but mpi_f08's Init, Init_thread, Finalize, Pcontrol, completion calls (Wait*, Test*, Start*, Cancel, Request_free,
 // Request_get_status) and many blocking calls go to PMPI directly. Finalize would never write
 // the report and a deferred burst send would never be released: wrap those entries here.
 #include <dlfcn.h>
@@ -11,8 +11,42 @@
 #include "wrappers/fortran_forward.hpp"
 
 namespace {
+using InitF08 = void (*)(MPI_Fint*);
+using InitThreadF08 = void (*)(MPI_Fint*, MPI_Fint*, MPI_Fint*);
 using FinalizeF08 = void (*)(MPI_Fint*);
 using PcontrolF08 = void (*)(MPI_Fint*);
+}
+
+// MPI_Init and MPI_Init_thread call PMPI_Init* directly: set the library up here, where every
+// rank is and no other thread calls MPI yet, as the C wrappers do.
+extern "C" __attribute__((visibility("default"))) void mpi_init_f08_(MPI_Fint* ierr) {
+  int rc = MPI_SUCCESS;
+  if (auto next = reinterpret_cast<InitF08>(dlsym(RTLD_NEXT, "mpi_init_f08_"))) {
+    next(ierr);
+    rc = ierr ? static_cast<int>(*ierr) : MPI_SUCCESS;
+  } else {
+    rc = PMPI_Init(nullptr, nullptr);
+    if (ierr) *ierr = static_cast<MPI_Fint>(rc);
+  }
+  int provided = MPI_THREAD_SINGLE;
+  if (rc == MPI_SUCCESS && PMPI_Query_thread(&provided) == MPI_SUCCESS)
+    commsched::intercept::after_init(provided);
+}
+
+extern "C" __attribute__((visibility("default"))) void mpi_init_thread_f08_(MPI_Fint* required,
+                                                                           MPI_Fint* provided,
+                                                                           MPI_Fint* ierr) {
+  int rc = MPI_SUCCESS, p = MPI_THREAD_SINGLE;
+  if (auto next = reinterpret_cast<InitThreadF08>(dlsym(RTLD_NEXT, "mpi_init_thread_f08_"))) {
+    next(required, provided, ierr);
+    rc = ierr ? static_cast<int>(*ierr) : MPI_SUCCESS;
+    p = static_cast<int>(*provided);
+  } else {
+    rc = PMPI_Init_thread(nullptr, nullptr, static_cast<int>(*required), &p);
+    *provided = static_cast<MPI_Fint>(p);
+    if (ierr) *ierr = static_cast<MPI_Fint>(rc);
+  }
+  if (rc == MPI_SUCCESS) commsched::intercept::after_init(p);
 }
 
 extern "C" __attribute__((visibility("default"))) void mpi_finalize_f08_(MPI_Fint* ierr) {

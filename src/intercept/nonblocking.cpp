@@ -288,6 +288,10 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
+bool nb_takes(MPI_Comm comm, const void* sendbuf) {
+  return sendbuf != MPI_IN_PLACE && channel_for(comm) != nullptr;
+}
+
 bool nb_pending() { return !engine().under_way.empty(); }
 
 void nb_progress() {

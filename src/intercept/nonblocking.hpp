@@ -30,6 +30,10 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
 
+/// Whether the engine runs a call on `comm` with this send buffer (alike on every rank); when
+/// not, the call is MPI's own (a Fortran wrapper then forwards its arguments untouched).
+bool nb_takes(MPI_Comm comm, const void* sendbuf);
+
 /// Whether this rank has an exchange under way (the completion calls' fast path).
 bool nb_pending();
 /// A completion call that does not block (Test and its forms, Request_get_status): every
