@@ -343,8 +343,9 @@ struct Options {
   std::string matrix_out;  // --matrix-out: rank 0 writes the first epoch's matrix here
   int matrix_only = 0;     // --matrix-only N: write an N-rank job's matrix, no exchange
   int late_us = 0;         // --late-us: the last rank arrives this late to every call
+  int compute_us = 0;      // --compute-us: computation after each call (ialltoallv: before its wait)
   bool help = false;
-  enum class Call { alltoallv, alltoall, neighbor } call = Call::alltoallv;
+  enum class Call { alltoallv, alltoall, neighbor, ialltoallv } call = Call::alltoallv;
 };
 
 const char* const kUsage =
@@ -354,7 +355,7 @@ const char* const kUsage =
     "                          [--warmup W] [--change-every K] [--cycle C] [--nonuniformity L]\n"
     "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"
     "                          [--matrix-only N] [--call alltoallv|alltoall|neighbor]\n"
-    "                          [--late-us US] [--help]\n"
+    "                          [--late-us US] [--compute-us US] [--help]\n"
     "Repeats one irregular MPI_Alltoallv and verifies every received byte.\n"
     "  --pattern       communication pattern (default uniform)\n"
     "  --degree        messages per rank, about (default 4, clamped to the rank count)\n"
@@ -378,9 +379,14 @@ const char* const kUsage =
     "  --call          alltoallv (default); alltoall: MPI_Alltoall of --unit bytes with every\n"
     "                  rank (the pattern options are ignored); neighbor: the pattern as\n"
     "                  MPI_Neighbor_alltoallv on a distributed graph of its non-zero messages\n"
-    "                  (a new graph whenever the pattern changes)\n"
+    "                  (a new graph whenever the pattern changes); ialltoallv: the pattern as\n"
+    "                  MPI_Ialltoallv, completed by MPI_Wait\n"
     "  --late-us       the last rank sleeps this many microseconds before every call, after\n"
     "                  the barrier that precedes it: load imbalance (default 0)\n"
+    "  --compute-us    computation (a spin without MPI calls) of this many microseconds in\n"
+    "                  every timed call: after a blocking call returns; between an\n"
+    "                  ialltoallv's start and its wait, where the exchange may overlap it\n"
+    "                  (default 0)\n"
     "Prints pattern/ranks/iterations/bytes_per_iter, errors, checksum (independent of timing),\n"
     "alltoallv_total_s (the per-call times summed over every call, warm-up included),\n"
     "time_per_iteration_s (median over the timed iterations of the per-call time above) and\n"
@@ -420,6 +426,9 @@ std::string parse_args(int argc, char** argv, Options& o) {
     } else if (flag == "--late-us") {
       if (!(v = need(0, 10000000))) return "--late-us needs an integer from 0 to 10000000";
       o.late_us = static_cast<int>(*v);
+    } else if (flag == "--compute-us") {
+      if (!(v = need(0, 10000000))) return "--compute-us needs an integer from 0 to 10000000";
+      o.compute_us = static_cast<int>(*v);
     } else if (flag == "--warmup") {
       if (!(v = need(0, INT_MAX / 2))) return "--warmup needs an integer >= 0";
       o.warmup = static_cast<int>(*v);
@@ -446,7 +455,8 @@ std::string parse_args(int argc, char** argv, Options& o) {
       if (c == "alltoallv") o.call = Options::Call::alltoallv;
       else if (c == "alltoall") o.call = Options::Call::alltoall;
       else if (c == "neighbor") o.call = Options::Call::neighbor;
-      else return "--call needs alltoallv, alltoall or neighbor";
+      else if (c == "ialltoallv") o.call = Options::Call::ialltoallv;
+      else return "--call needs alltoallv, alltoall, neighbor or ialltoallv";
     } else if (flag == "--matrix-only") {
       if (!(v = need(1, 1 << 20))) return "--matrix-only needs a rank count >= 1";
       o.matrix_only = static_cast<int>(*v);
@@ -485,6 +495,14 @@ bool build_exchange(const Pattern& pattern, int n, int rank, Exchange& x) {
     x.recv_total += col[j];
   }
   return true;
+}
+
+/// --compute-us: computation that makes no MPI call.
+void spin_us(int us) {
+  if (us <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 
 /// --call alltoall: `unit` bytes to and from every rank, blocks in rank order.
@@ -662,11 +680,19 @@ int run(int argc, char** argv) {
       MPI_Neighbor_alltoallv(sendbuf.data(), graph.sendcounts.data(), graph.sdispls.data(),
                              MPI_BYTE, recvbuf.data(), graph.recvcounts.data(),
                              graph.rdispls.data(), MPI_BYTE, graph.comm);
+    } else if (o.call == Options::Call::ialltoallv) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      MPI_Ialltoallv(sendbuf.data(), x.sendcounts.data(), x.sdispls.data(), MPI_BYTE,
+                     recvbuf.data(), x.recvcounts.data(), x.rdispls.data(), MPI_BYTE,
+                     MPI_COMM_WORLD, &req);
+      spin_us(o.compute_us);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else {
       MPI_Alltoallv(sendbuf.data(), x.sendcounts.data(), x.sdispls.data(), MPI_BYTE,
                     recvbuf.data(), x.recvcounts.data(), x.rdispls.data(), MPI_BYTE,
                     MPI_COMM_WORLD);
     }
+    if (o.call != Options::Call::ialltoallv) spin_us(o.compute_us);
     double dt = 0;
     if (o.monotonic) {  // makespan: latest end minus earliest start, one clock for all ranks
       double span[2] = {-t0, monotonic_now()};
