@@ -47,8 +47,8 @@ constexpr std::array kSpecs{
          "posted at the call, sends released in shift order with at most "
          "`COMMSCHED_NONBLOCKING_WINDOW` in flight, progressed inside the completion calls and "
          "all released before any other MPI call that may block). On `MPI_COMM_WORLD` and on "
-         "communicators made from it by `MPI_Comm_dup`, `MPI_Comm_split`, "
-         "`MPI_Comm_split_type`, `MPI_Cart_create` or `MPI_Dist_graph_create_adjacent`; "
+         "communicators made by `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, "
+         "`MPI_Cart_create` or `MPI_Dist_graph_create_adjacent` through the C entry points; "
          "in-place calls and the others pass to MPI."},
     Spec{"NONBLOCKING_WINDOW", "int", "1",
          "Sends of one `shift` exchange in flight at once; 1 to 65536."},
