@@ -1,6 +1,7 @@
 #pragma once
 // MPI calls that may block on another rank and that the library otherwise leaves alone: each
-// wrapper releases deferred burst sends (intercept::p2p_flush) and calls PMPI. c_wrappers.cpp
+// wrapper posts held sends, the non-blocking engine's and deferred bursts'
+// (intercept::flush_point), and calls PMPI. c_wrappers.cpp
 // defines the C entry points; fortran_wrappers.cpp the Fortran ones for Open MPI, forwarding the
 // Fortran arguments (all by reference, `nf` of them with ierr) to MPI's own pmpi_<name>_.
 //
@@ -62,4 +63,16 @@
     (s, r, c, t, o, m), 7)                                                                       \
   X(Exscan, exscan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),               \
     (s, r, c, t, o, m), 7)                                                                       \
-  X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)
+  X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)                                       \
+  X(Comm_create, comm_create, (MPI_Comm m, MPI_Group g, MPI_Comm* n), (m, g, n), 4)              \
+  X(Comm_create_group, comm_create_group, (MPI_Comm m, MPI_Group g, int t, MPI_Comm* n),        \
+    (m, g, t, n), 5)                                                                             \
+  X(Intercomm_create, intercomm_create,                                                          \
+    (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm* n), (l, ll, p, rl, t, n), 7)       \
+  X(Intercomm_merge, intercomm_merge, (MPI_Comm m, int h, MPI_Comm* n), (m, h, n), 4)            \
+  X(Cart_sub, cart_sub, (MPI_Comm m, const int* r, MPI_Comm* n), (m, r, n), 4)                   \
+  X(Win_create, win_create,                                                                      \
+    (void* b, MPI_Aint s, int d, MPI_Info i, MPI_Comm m, MPI_Win* w), (b, s, d, i, m, w), 7)     \
+  X(Win_allocate, win_allocate,                                                                  \
+    (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
+  X(Win_free, win_free, (MPI_Win* w), (w), 2)

@@ -24,6 +24,7 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
 
 #define COMMSCHED_F_ARGS_2 void *a1, MPI_Fint *e
 #define COMMSCHED_F_ARGS_3 void *a1, void *a2, MPI_Fint *e
+#define COMMSCHED_F_ARGS_4 void *a1, void *a2, void *a3, MPI_Fint *e
 #define COMMSCHED_F_ARGS_5 void *a1, void *a2, void *a3, void *a4, MPI_Fint *e
 #define COMMSCHED_F_ARGS_6 void *a1, void *a2, void *a3, void *a4, void *a5, MPI_Fint *e
 #define COMMSCHED_F_ARGS_7 void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, MPI_Fint *e
@@ -39,6 +40,7 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
       void *a10, void *a11, void *a12, MPI_Fint *e
 #define COMMSCHED_F_NAMES_2 a1, e
 #define COMMSCHED_F_NAMES_3 a1, a2, e
+#define COMMSCHED_F_NAMES_4 a1, a2, a3, e
 #define COMMSCHED_F_NAMES_5 a1, a2, a3, a4, e
 #define COMMSCHED_F_NAMES_6 a1, a2, a3, a4, a5, e
 #define COMMSCHED_F_NAMES_7 a1, a2, a3, a4, a5, a6, e

@@ -4,7 +4,8 @@
 // communicators waited in either order, MPI_Waitall and MPI_Waitany over a mix of the
 // application's own requests and the exchanges, a derived datatype freed right after the call,
 // sparse counts, and the programs that deadlock if a rank holds its sends while it blocks
-// elsewhere (a blocking receive, a receive waited for, a barrier between start and wait).
+// elsewhere (a blocking receive, a receive waited for, a barrier or MPI_Comm_create between start
+// and wait).
 // Prints "nonblocking_check: N exchanges, M mismatches"; exits 1 on a mismatch.
 #include <mpi.h>
 
@@ -184,6 +185,20 @@ int main(int argc, char** argv) {
     h.check();
 
     strided_alltoall(half, ++round);
+
+    // Another collective the library does not otherwise handle, between start and wait: every
+    // rank but 0 makes a communicator (MPI_Comm_create) before its wait, rank 0 after.
+    Vexchange k;
+    k.start(MPI_COMM_WORLD, ++round);
+    MPI_Group world_group = MPI_GROUP_NULL;
+    MPI_Comm made = MPI_COMM_NULL;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    if (rank == 0) MPI_Wait(&k.req, MPI_STATUS_IGNORE);
+    MPI_Comm_create(MPI_COMM_WORLD, world_group, &made);
+    if (rank != 0) MPI_Wait(&k.req, MPI_STATUS_IGNORE);
+    k.check();
+    MPI_Comm_free(&made);
+    MPI_Group_free(&world_group);
   }
 
   long total = 0;
