@@ -47,6 +47,7 @@ struct Exchange {
   std::vector<HeldSend> held;  // in release order
   std::size_t next = 0;        // held[next] is the next to post
   std::vector<MPI_Request> sends, recvs;
+  std::size_t sends_done = 0;  // of `sends`, completed (MPI set them to MPI_REQUEST_NULL)
   int error = MPI_SUCCESS;
   bool complete = false;
 };
@@ -85,15 +86,13 @@ void post_all_sends(Exchange& x) {
   while (x.next < x.held.size()) post_send(x);
 }
 
-std::size_t in_flight(const std::vector<MPI_Request>& reqs) {
-  return static_cast<std::size_t>(
-      std::count_if(reqs.begin(), reqs.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
-}
+std::size_t in_flight(const Exchange& x) { return x.sends.size() - x.sends_done; }
 
 void finish(Exchange& x) {
   Engine& e = engine();
   x.complete = true;
   e.under_way.erase(std::remove(e.under_way.begin(), e.under_way.end(), &x), e.under_way.end());
+  detail::nb_under_way = static_cast<int>(e.under_way.size());
   --x.channel->under_way;
   x.channel->release_if_unused();
   PMPI_Grequest_complete(x.greq);
@@ -108,7 +107,8 @@ void progress(Exchange& x) {
       note(PMPI_Testsome(static_cast<int>(x.sends.size()), x.sends.data(), &done, index.data(),
                          MPI_STATUSES_IGNORE),
            x);
-    while (x.next < x.held.size() && in_flight(x.sends) < static_cast<std::size_t>(x.window))
+    if (done != MPI_UNDEFINED) x.sends_done += static_cast<std::size_t>(done);
+    while (x.next < x.held.size() && in_flight(x) < static_cast<std::size_t>(x.window))
       post_send(x);
     if (x.next < x.held.size()) return;
   }
@@ -125,12 +125,13 @@ void progress(Exchange& x) {
 // posted at every rank's call), then for everything.
 void drive(Exchange& x) {
   while (x.next < x.held.size()) {
-    if (in_flight(x.sends) >= static_cast<std::size_t>(x.window)) {
+    if (in_flight(x) >= static_cast<std::size_t>(x.window)) {
       int index = MPI_UNDEFINED;
       note(PMPI_Waitany(static_cast<int>(x.sends.size()), x.sends.data(), &index,
                         MPI_STATUS_IGNORE),
            x);
-      if (index == MPI_UNDEFINED && in_flight(x.sends) != 0) break;  // an error: stop holding
+      if (index == MPI_UNDEFINED) break;  // an error: stop holding
+      ++x.sends_done;
     }
     post_send(x);
   }
@@ -248,6 +249,7 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
   ++e.run;
   *req = x->greq;
   e.under_way.push_back(x.get());
+  detail::nb_under_way = static_cast<int>(e.under_way.size());
   e.by_request.emplace(x->greq, x.get());
   x.release();
   return true;
@@ -291,8 +293,6 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 bool nb_takes(MPI_Comm comm, const void* sendbuf) {
   return sendbuf != MPI_IN_PLACE && channel_for(comm) != nullptr;
 }
-
-bool nb_pending() { return !engine().under_way.empty(); }
 
 void nb_progress() {
   const std::vector<Exchange*> all = engine().under_way;  // progress may unlist some

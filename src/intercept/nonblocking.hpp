@@ -34,8 +34,11 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 /// not, the call is MPI's own (a Fortran wrapper then forwards its arguments untouched).
 bool nb_takes(MPI_Comm comm, const void* sendbuf);
 
-/// Whether this rank has an exchange under way (the completion calls' fast path).
-bool nb_pending();
+namespace detail {
+inline int nb_under_way = 0;  // exchanges started and not complete on this rank
+}
+/// Whether this rank has an exchange under way: every completion call asks, so it is one load.
+inline bool nb_pending() { return detail::nb_under_way != 0; }
 /// A completion call that does not block (Test and its forms, Request_get_status): every
 /// exchange under way progresses.
 void nb_progress();

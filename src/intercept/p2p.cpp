@@ -1099,7 +1099,7 @@ int waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
       const int rc = testany(count, reqs, index, &flag, status);
       if (rc != MPI_SUCCESS || flag) return rc;
     }
-    nb_before_wait(0, nullptr);  // about to block: every held send goes
+    nb_release_all();  // about to block: every held send goes
   }
   if (passing()) return PMPI_Waitany(count, reqs, index, status);
   p2p_flush("p2p:waitany");
@@ -1115,7 +1115,7 @@ int waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_
       const int rc = testsome(incount, reqs, outcount, indices, statuses);
       if (rc != MPI_SUCCESS || (outcount && *outcount != 0)) return rc;
     }
-    nb_before_wait(0, nullptr);
+    nb_release_all();
   }
   if (passing()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
   p2p_flush("p2p:waitsome");
