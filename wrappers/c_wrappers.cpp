@@ -81,50 +81,33 @@ COMMSCHED_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datat
   return ci::ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
-// Communicator creation: collective on the new communicator, where the engine makes its
-// channel (held sends go first: the call may block on a peer).
-COMMSCHED_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  ci::flush_point("Comm_dup");
-  const int rc = PMPI_Comm_dup(comm, newcomm);
-  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
-  return rc;
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void* recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Request* req) {
+  return ci::ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, req);
 }
 
-COMMSCHED_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  ci::flush_point("Comm_split");
-  const int rc = PMPI_Comm_split(comm, color, key, newcomm);
-  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
-  return rc;
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm,
+                                            MPI_Request* req) {
+  return ci::ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                req);
 }
 
-COMMSCHED_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                                         MPI_Comm* newcomm) {
-  ci::flush_point("Comm_split_type");
-  const int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
-  return rc;
-}
-
-COMMSCHED_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
-                                     const int periods[], int reorder, MPI_Comm* newcomm) {
-  ci::flush_point("Cart_create");
-  const int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
-  return rc;
-}
-
-COMMSCHED_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
-                                                    const int sources[], const int sourceweights[],
-                                                    int outdegree, const int destinations[],
-                                                    const int destweights[], MPI_Info info,
-                                                    int reorder, MPI_Comm* newcomm) {
-  ci::flush_point("Dist_graph_create_adjacent");
-  const int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
-                                                 outdegree, destinations, destweights, info,
-                                                 reorder, newcomm);
-  if (rc == MPI_SUCCESS) ci::nb_new_comm(*newcomm);
-  return rc;
-}
+// Communicator creation (flush_points.hpp): held sends go first, as the call may block on a
+// peer; then the engine makes the new communicator's channel.
+#define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \
+  COMMSCHED_EXPORT int MPI_##name params {                    \
+    ci::flush_point(#name);                                   \
+    const int rc = PMPI_##name args;                          \
+    if (rc == MPI_SUCCESS) ci::nb_new_comm(*n);               \
+    return rc;                                                \
+  }
+COMMSCHED_COMM_CREATORS(COMMSCHED_COMM_CREATOR)
 
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
 COMMSCHED_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,

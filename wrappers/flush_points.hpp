@@ -64,15 +64,39 @@
   X(Exscan, exscan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),               \
     (s, r, c, t, o, m), 7)                                                                       \
   X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)                                       \
-  X(Comm_create, comm_create, (MPI_Comm m, MPI_Group g, MPI_Comm* n), (m, g, n), 4)              \
-  X(Comm_create_group, comm_create_group, (MPI_Comm m, MPI_Group g, int t, MPI_Comm* n),        \
-    (m, g, t, n), 5)                                                                             \
   X(Intercomm_create, intercomm_create,                                                          \
     (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm* n), (l, ll, p, rl, t, n), 7)       \
-  X(Intercomm_merge, intercomm_merge, (MPI_Comm m, int h, MPI_Comm* n), (m, h, n), 4)            \
-  X(Cart_sub, cart_sub, (MPI_Comm m, const int* r, MPI_Comm* n), (m, r, n), 4)                   \
   X(Win_create, win_create,                                                                      \
     (void* b, MPI_Aint s, int d, MPI_Info i, MPI_Comm m, MPI_Win* w), (b, s, d, i, m, w), 7)     \
   X(Win_allocate, win_allocate,                                                                  \
     (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
   X(Win_free, win_free, (MPI_Win* w), (w), 2)
+
+// Calls that make an intracommunicator, collective on it: a flush point first, then the
+// non-blocking engine makes its channel (intercept::nb_new_comm) where every member is present.
+// The new communicator is the last argument: `n` in C, the one before ierr in Fortran.
+//
+//   X(C name, Fortran name, C parameters, C arguments, nf)
+#define COMMSCHED_COMM_CREATORS(X)                                                              \
+  X(Comm_dup, comm_dup, (MPI_Comm m, MPI_Comm* n), (m, n), 3)                                   \
+  X(Comm_split, comm_split, (MPI_Comm m, int c, int k, MPI_Comm* n), (m, c, k, n), 5)           \
+  X(Comm_split_type, comm_split_type, (MPI_Comm m, int t, int k, MPI_Info i, MPI_Comm* n),      \
+    (m, t, k, i, n), 6)                                                                         \
+  X(Comm_create, comm_create, (MPI_Comm m, MPI_Group g, MPI_Comm* n), (m, g, n), 4)             \
+  X(Comm_create_group, comm_create_group, (MPI_Comm m, MPI_Group g, int t, MPI_Comm* n),        \
+    (m, g, t, n), 5)                                                                            \
+  X(Intercomm_merge, intercomm_merge, (MPI_Comm m, int h, MPI_Comm* n), (m, h, n), 4)           \
+  X(Cart_create, cart_create,                                                                   \
+    (MPI_Comm m, int d, const int* dims, const int* p, int r, MPI_Comm* n),                     \
+    (m, d, dims, p, r, n), 7)                                                                   \
+  X(Cart_sub, cart_sub, (MPI_Comm m, const int* r, MPI_Comm* n), (m, r, n), 4)                  \
+  X(Graph_create, graph_create,                                                                 \
+    (MPI_Comm m, int nn, const int* i, const int* e, int r, MPI_Comm* n), (m, nn, i, e, r, n), 7) \
+  X(Dist_graph_create, dist_graph_create,                                                       \
+    (MPI_Comm m, int nn, const int* s, const int* d, const int* t, const int* w, MPI_Info i,    \
+     int r, MPI_Comm* n),                                                                       \
+    (m, nn, s, d, t, w, i, r, n), 10)                                                           \
+  X(Dist_graph_create_adjacent, dist_graph_create_adjacent,                                     \
+    (MPI_Comm m, int in, const int* s, const int* sw, int out, const int* d, const int* dw,     \
+     MPI_Info i, int r, MPI_Comm* n),                                                           \
+    (m, in, s, sw, out, d, dw, i, r, n), 11)

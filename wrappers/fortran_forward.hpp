@@ -20,6 +20,16 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
   if (ierr) *ierr = MPI_ERR_INTERN;
 }
 
+// A call that makes a communicator (COMMSCHED_COMM_CREATORS): forwarded as above, then the
+// engine makes the channel of the new one, `newcomm` (a Fortran handle).
+template <typename... Args>
+void fortran_create(const char* first, const char* second, MPI_Fint* ierr, void* newcomm,
+                    Args... args) {
+  fortran_forward(first, second, ierr, args...);
+  if (!ierr || *ierr == MPI_SUCCESS)
+    intercept::nb_new_comm(MPI_Comm_f2c(*static_cast<MPI_Fint*>(newcomm)));
+}
+
 }  // namespace commsched::wrappers
 
 #define COMMSCHED_F_ARGS_2 void *a1, MPI_Fint *e
@@ -35,6 +45,9 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
 #define COMMSCHED_F_ARGS_10                                                                    \
   void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, \
       MPI_Fint *e
+#define COMMSCHED_F_ARGS_11                                                                    \
+  void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, \
+      void *a10, MPI_Fint *e
 #define COMMSCHED_F_ARGS_13                                                                    \
   void *a1, void *a2, void *a3, void *a4, void *a5, void *a6, void *a7, void *a8, void *a9, \
       void *a10, void *a11, void *a12, MPI_Fint *e
@@ -47,4 +60,13 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
 #define COMMSCHED_F_NAMES_8 a1, a2, a3, a4, a5, a6, a7, e
 #define COMMSCHED_F_NAMES_9 a1, a2, a3, a4, a5, a6, a7, a8, e
 #define COMMSCHED_F_NAMES_10 a1, a2, a3, a4, a5, a6, a7, a8, a9, e
+#define COMMSCHED_F_NAMES_11 a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, e
 #define COMMSCHED_F_NAMES_13 a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, e
+// The argument before ierr: a communicator-making call's new communicator.
+#define COMMSCHED_F_LAST_3 a2
+#define COMMSCHED_F_LAST_4 a3
+#define COMMSCHED_F_LAST_5 a4
+#define COMMSCHED_F_LAST_6 a5
+#define COMMSCHED_F_LAST_7 a6
+#define COMMSCHED_F_LAST_10 a9
+#define COMMSCHED_F_LAST_11 a10

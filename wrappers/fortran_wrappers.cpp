@@ -241,6 +241,47 @@ void f_mpi_ialltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcount, MPI_F
   *request = MPI_Request_c2f(r);
 }
 
+// The neighbourhood forms: the same, with the arrays as long as the topology's lists.
+void f_mpi_ineighbor_alltoallv(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
+                               MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,
+                               MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype,
+                               MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  int sources = 0, destinations = 0;
+  if (!ci::nb_takes_neighbor(c, sb) || !ci::neighbor_degrees(c, &sources, &destinations)) {
+    if (auto fn = next_symbol<IalltoallvFn>(pmpi))
+      return fn(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  const std::vector<int> sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
+  const std::vector<int> rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ineighbor_alltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
+                                         const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                         rd.data(), MPI_Type_f2c(*recvtype), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
+void f_mpi_ineighbor_alltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcount,
+                              MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount,
+                              MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request,
+                              MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  if (!ci::nb_takes_neighbor(c, sb)) {
+    if (auto fn = next_symbol<IalltoallFn>(pmpi))
+      return fn(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ineighbor_alltoall(sb, *sendcount, MPI_Type_f2c(*sendtype),
+                                        const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
+                                        MPI_Type_f2c(*recvtype), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
 }  // namespace
 
 #define COMMSCHED_F_EXPORT extern "C" __attribute__((visibility("default")))
@@ -309,6 +350,20 @@ COMMSCHED_F_EXPORT void MPI_IALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI
 COMMSCHED_F_EXPORT void MPI_IALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb, MPI_Fint* rc,
                                       MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* req, MPI_Fint* ierr) {
   f_mpi_ialltoall("pmpi_ialltoall_", sb, sc, st, rb, rc, rt, comm, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_INEIGHBOR_ALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st,
+                                                void* rb, MPI_Fint* rc, MPI_Fint* rd,
+                                                MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* req,
+                                                MPI_Fint* ierr) {
+  f_mpi_ineighbor_alltoallv("pmpi_ineighbor_alltoallv_", sb, sc, sd, st, rb, rc, rd, rt, comm,
+                            req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_INEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb,
+                                               MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
+                                               MPI_Fint* req, MPI_Fint* ierr) {
+  f_mpi_ineighbor_alltoall("pmpi_ineighbor_alltoall_", sb, sc, st, rb, rc, rt, comm, req, ierr);
 }
 
 // --- Isend/Irecv bursts ----------------------------------------------------------------------
@@ -407,3 +462,16 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F_COMPLETION, Completion)
   COMMSCHED_F_FLUSH_ONE(mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                 \
   COMMSCHED_F_FLUSH_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F_FLUSH)
+
+// Communicator creation: forwarded the same way, then the new communicator's channel is made.
+#define COMMSCHED_F_CREATE_ONE(symbol, pmpi, plain, nf)                                         \
+  COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
+    commsched::wrappers::fortran_create(pmpi, plain, e, COMMSCHED_F_LAST_##nf,                 \
+                                        COMMSCHED_F_NAMES_##nf);                                \
+  }
+#define COMMSCHED_F_CREATE(cname, fname, cparams, cargs, nf)                                    \
+  COMMSCHED_F_CREATE_ONE(mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)             \
+  COMMSCHED_F_CREATE_ONE(mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)            \
+  COMMSCHED_F_CREATE_ONE(mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                \
+  COMMSCHED_F_CREATE_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
+COMMSCHED_COMM_CREATORS(COMMSCHED_F_CREATE)

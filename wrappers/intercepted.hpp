@@ -43,4 +43,14 @@
   X(MPI_Ialltoall, mpi_ialltoall,                                                              \
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),                   \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))        \
+  X(MPI_Ineighbor_alltoallv, mpi_ineighbor_alltoallv,                                          \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,              \
+     MPI_Fint* request, MPI_Fint* ierr),                                                       \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,      \
+     request, ierr))                                                                           \
+  X(MPI_Ineighbor_alltoall, mpi_ineighbor_alltoall,                                            \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),                   \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))

@@ -2,6 +2,8 @@
 /// The glue the wrappers call: plain values in, PMPI return codes out. Never throws.
 #include <mpi.h>
 
+#include <vector>
+
 namespace commsched::settings {
 struct Settings;
 }
@@ -43,6 +45,19 @@ int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 /// The lengths of `comm`'s source and destination lists (the neighbourhood calls' arrays);
 /// false without a topology.
 bool neighbor_degrees(MPI_Comm comm, int* sources, int* destinations);
+/// A communicator's neighbour lists: block i of a neighbourhood call goes to destinations[i] and
+/// comes from sources[i] (MPI_PROC_NULL where a Cartesian shift falls off).
+struct Neighbours {
+  std::vector<int> sources, destinations;
+  bool distinct = true;  // no rank twice in either list
+};
+/// `comm`'s lists, cached on it (its topology never changes); nullptr without a topology.
+const Neighbours* neighbours(MPI_Comm comm);
+/// Spreads one side's per-neighbour blocks over the communicator's ranks (`out_*` sized to it):
+/// the block for ranks[i] at that rank's position, zero for everyone else. `counts` and `displs`
+/// nullptr: the regular form, `count` elements per neighbour, one after another.
+void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
+            std::vector<int>& out_counts, std::vector<int>& out_displs);
 /// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
 void forget_comm(MPI_Comm comm);
 int comm_free(MPI_Comm* comm);

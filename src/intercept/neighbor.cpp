@@ -15,12 +15,6 @@
 namespace commsched::intercept {
 namespace {
 
-// A communicator's neighbour lists, cached on it as an attribute (its topology never changes).
-struct Neighbours {
-  std::vector<int> sources, destinations;  // MPI_PROC_NULL where a Cartesian shift falls off
-  bool distinct = true;                    // no rank twice in either list
-};
-
 int delete_neighbours(MPI_Comm, int, void* attribute, void*) {
   delete static_cast<Neighbours*>(attribute);
   return MPI_SUCCESS;
@@ -70,29 +64,6 @@ bool query(MPI_Comm comm, Neighbours& nb) {
   return true;
 }
 
-// The cached lists of `comm`; nullptr when it has no topology or cannot be queried.
-const Neighbours* neighbours(MPI_Comm comm) {
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_neighbours, &k, nullptr) !=
-        MPI_SUCCESS)
-      k = MPI_KEYVAL_INVALID;
-    return k;
-  }();
-  void* found = nullptr;
-  int flag = 0;
-  if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS &&
-      flag && found)
-    return static_cast<const Neighbours*>(found);
-  auto* nb = new Neighbours;
-  if (!query(comm, *nb) || keyval == MPI_KEYVAL_INVALID ||
-      PMPI_Comm_set_attr(comm, keyval, nb) != MPI_SUCCESS) {
-    delete nb;
-    return nullptr;
-  }
-  return nb;
-}
-
 struct NeighborArgs {
   const int* sendcounts;  // MPI_Neighbor_alltoallv's arrays; nullptr for MPI_Neighbor_alltoall
   const int* sdispls;
@@ -111,20 +82,6 @@ int native_neighbor_alltoall(const Exchange& x) {
   const auto* a = static_cast<const NeighborArgs*>(x.args);
   return PMPI_Neighbor_alltoall(x.sendbuf, a->sendcount, x.sendtype, x.recvbuf, a->recvcount,
                                 x.recvtype, x.comm);
-}
-
-// Spreads one side's per-neighbour blocks over the communicator's ranks. `counts` and
-// `displs` nullptr: the regular form, `count` elements per neighbour, one after another.
-void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
-            std::vector<int>& out_counts, std::vector<int>& out_displs) {
-  std::fill(out_counts.begin(), out_counts.end(), 0);
-  std::fill(out_displs.begin(), out_displs.end(), 0);
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i] == MPI_PROC_NULL) continue;
-    const auto k = static_cast<std::size_t>(ranks[i]);
-    out_counts[k] = counts ? counts[i] : count;
-    out_displs[k] = displs ? displs[i] : static_cast<int>(i) * count;
-  }
 }
 
 int neighbor_exchange(bool vector_form, const void* sendbuf, const int* sendcounts,
@@ -160,6 +117,40 @@ int neighbor_exchange(bool vector_form, const void* sendbuf, const int* sendcoun
 }
 
 }  // namespace
+
+const Neighbours* neighbours(MPI_Comm comm) {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_neighbours, &k, nullptr) !=
+        MPI_SUCCESS)
+      k = MPI_KEYVAL_INVALID;
+    return k;
+  }();
+  void* found = nullptr;
+  int flag = 0;
+  if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_get_attr(comm, keyval, &found, &flag) == MPI_SUCCESS &&
+      flag && found)
+    return static_cast<const Neighbours*>(found);
+  auto* nb = new Neighbours;
+  if (!query(comm, *nb) || keyval == MPI_KEYVAL_INVALID ||
+      PMPI_Comm_set_attr(comm, keyval, nb) != MPI_SUCCESS) {
+    delete nb;
+    return nullptr;
+  }
+  return nb;
+}
+
+void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
+            std::vector<int>& out_counts, std::vector<int>& out_displs) {
+  std::fill(out_counts.begin(), out_counts.end(), 0);
+  std::fill(out_displs.begin(), out_displs.end(), 0);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == MPI_PROC_NULL) continue;
+    const auto k = static_cast<std::size_t>(ranks[i]);
+    out_counts[k] = counts ? counts[i] : count;
+    out_displs[k] = displs ? displs[i] : static_cast<int>(i) * count;
+  }
+}
 
 int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                        MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,

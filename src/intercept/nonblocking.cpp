@@ -24,6 +24,7 @@ struct Channel {
   std::uint32_t calls = 0;  // exchanges started on it: the next one's tag
   int under_way = 0;        // exchanges not yet complete
   bool forgotten = false;   // the application freed its communicator
+  bool neighbours = false;  // agreed: a topology whose lists name no rank twice on any member
 
   void release_if_unused() {
     if (forgotten && under_way == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
@@ -259,6 +260,35 @@ void free_channel(Channel& c) {
   if (c.dup != MPI_COMM_NULL) PMPI_Comm_free(&c.dup);
 }
 
+// The neighbourhood forms: block i goes to the i-th destination and comes from the i-th source;
+// spread over the ranks it is an Ialltoallv. Only on a channel whose topology every member found
+// free of repeated neighbours (agreed when the channel was made), so all ranks decide alike.
+int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, const int* sdispls,
+              int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+              const int* rdispls, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request* req) {
+  auto ch = channel_for(comm);
+  const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
+  int n = 0;
+  if (nb && req && sendbuf != MPI_IN_PLACE && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
+      (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
+    std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
+    spread(nb->destinations, sendcounts, sdispls, sendcount, sc, sd);
+    spread(nb->sources, recvcounts, rdispls, recvcount, rc, rd);
+    const auto at = [](const std::vector<int>& v) {
+      return [&v](int j) { return v[static_cast<std::size_t>(j)]; };
+    };
+    if (start(ch, sendbuf, sendtype, at(sc), at(sd), recvbuf, recvtype, at(rc), at(rd), comm, req))
+      return MPI_SUCCESS;
+  }
+  ++engine().passed;
+  if (vector_form)
+    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, req);
+  return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                 req);
+}
+
 }  // namespace
 
 int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -288,6 +318,25 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   }
   ++engine().passed;
   return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
+int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                        MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                        const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request* req) {
+  return ineighbor(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls,
+                   0, recvtype, comm, req);
+}
+
+int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return ineighbor(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, nullptr,
+                   nullptr, recvcount, recvtype, comm, req);
+}
+
+bool nb_takes_neighbor(MPI_Comm comm, const void* sendbuf) {
+  auto ch = sendbuf == MPI_IN_PLACE ? nullptr : channel_for(comm);
+  return ch && ch->neighbours;
 }
 
 bool nb_takes(MPI_Comm comm, const void* sendbuf) {
@@ -341,9 +390,12 @@ void nb_new_comm(MPI_Comm comm) {
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return;  // alike on all
   auto ch = std::make_shared<Channel>();
-  int ok = PMPI_Comm_dup(comm, &ch->dup) == MPI_SUCCESS ? 1 : 0, all_ok = 0;
-  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
-  if (!all_ok) {
+  const Neighbours* nb = neighbours(comm);  // local; agreed below
+  int ok[2] = {PMPI_Comm_dup(comm, &ch->dup) == MPI_SUCCESS ? 1 : 0, nb && nb->distinct ? 1 : 0};
+  int all_ok[2] = {0, 0};
+  if (PMPI_Allreduce(ok, all_ok, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok[0] = 0;
+  ch->neighbours = all_ok[1] != 0;
+  if (!all_ok[0]) {
     free_channel(*ch);
     core::log_warn_once("nb_dup", "cannot duplicate a communicator; its non-blocking all-to-all "
                                   "calls pass to MPI");

@@ -1,5 +1,5 @@
 #pragma once
-/// MPI_Ialltoallv and MPI_Ialltoall run by the library (COMMSCHED_NONBLOCKING `eager` or
+/// MPI_Ialltoallv, MPI_Ialltoall and their neighbourhood forms run by the library (COMMSCHED_NONBLOCKING `eager` or
 /// `shift`): the exchange becomes one message per non-empty pair on a private duplicate of the
 /// communicator, and the application holds a generalized request.
 ///
@@ -30,9 +30,21 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
 
+/// MPI_Ineighbor_alltoallv and MPI_Ineighbor_alltoall: run by the engine on a communicator whose
+/// topology names no rank twice in any member's lists (a multigraph, or a periodic Cartesian
+/// dimension of one or two ranks, runs as MPI's own on every rank).
+int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                        MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                        const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request* req);
+int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
+
 /// Whether the engine runs a call on `comm` with this send buffer (alike on every rank); when
 /// not, the call is MPI's own (a Fortran wrapper then forwards its arguments untouched).
 bool nb_takes(MPI_Comm comm, const void* sendbuf);
+/// The same for the neighbourhood forms.
+bool nb_takes_neighbor(MPI_Comm comm, const void* sendbuf);
 
 namespace detail {
 inline int nb_under_way = 0;  // exchanges started and not complete on this rank

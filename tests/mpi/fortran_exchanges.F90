@@ -1,7 +1,8 @@
 ! Calls MPI_ALLTOALLV through the mpif.h bindings, or mpi_f08's when built with -DCOMMSCHED_F08
 ! (so through the Fortran entry point that libcommsched must intercept), 8 times with one irregular integer pattern, then MPI_ALLTOALL,
-! MPI_ALLTOALLW and MPI_NEIGHBOR_ALLTOALLV 8 times each, then MPI_IALLTOALLV and MPI_IALLTOALL
-! completed by MPI_WAIT or MPI_WAITALL, and checks every value received against its arithmetic
+! MPI_ALLTOALLW and MPI_NEIGHBOR_ALLTOALLV 8 times each, MPI_INEIGHBOR_ALLTOALLV and
+! MPI_INEIGHBOR_ALLTOALL (the latter on a duplicate of the graph), then MPI_IALLTOALLV and
+! MPI_IALLTOALL completed by MPI_WAIT or MPI_WAITALL, and checks every value received against its arithmetic
 ! definition. Prints "fortran ok"; stops with code 1 otherwise.
 program fortran_exchanges
 #ifdef COMMSCHED_F08
@@ -19,16 +20,16 @@ program fortran_exchanges
   integer, allocatable :: wsdispls(:), wrdispls(:)
 #ifdef COMMSCHED_F08
   type(MPI_Datatype), allocatable :: wtypes(:)
-  type(MPI_Comm) :: ring
+  type(MPI_Comm) :: ring, ring2
   type(MPI_Request) :: reqs(2)
 #else
   integer, allocatable :: wtypes(:)
-  integer :: ring
+  integer :: ring, ring2
   integer :: reqs(2)
 #endif
   integer :: left, right, nsend, nrecv
   integer :: nsrc(1), ndst(1), ncount(1), nrcount(1), ndispl(1)
-  integer :: nbuf(8), nrbuf(8)
+  integer :: nbuf(8), nrbuf(8), one_out(1), one_in(1)
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -146,6 +147,34 @@ program fortran_exchanges
       end if
     end do
   end do
+
+  ! MPI_INEIGHBOR_ALLTOALLV on the ring and MPI_INEIGHBOR_ALLTOALL on its duplicate, in flight
+  ! together.
+  call MPI_COMM_DUP(ring, ring2, ierr)
+  do it = 1, iterations
+    do k = 1, nsend
+      nbuf(k) = payload(it + 100, rank, right, k)
+    end do
+    nrbuf = -1
+    call MPI_INEIGHBOR_ALLTOALLV(nbuf, ncount, ndispl, MPI_INTEGER, nrbuf, nrcount, ndispl, &
+                                 MPI_INTEGER, ring, reqs(1), ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    one_out(1) = 1000 * it + rank
+    one_in(1) = -1
+    call MPI_INEIGHBOR_ALLTOALL(one_out, 1, MPI_INTEGER, one_in, 1, MPI_INTEGER, ring2, &
+                                reqs(2), ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    do k = 1, nrecv
+      if (nrbuf(k) /= payload(it + 100, left, rank, k)) then
+        if (nerr < 5) print '(a,i0,a,i0,a,i0)', 'fortran: ineighbor rank ', rank, &
+            ' iteration ', it, ' element ', k
+        nerr = nerr + 1
+      end if
+    end do
+    if (one_in(1) /= 1000 * it + left) nerr = nerr + 1
+  end do
+  call MPI_COMM_FREE(ring2, ierr)
   call MPI_COMM_FREE(ring, ierr)
 
   ! MPI_IALLTOALLV and MPI_IALLTOALL in flight together, waited one by one or together.

@@ -164,4 +164,42 @@ inline std::size_t first_difference(const std::vector<std::uint8_t>& got,
   return b;
 }
 
+/// A communicator's neighbour lists: block i of a neighbourhood call goes to destinations[i]
+/// and comes from sources[i] (MPI_PROC_NULL where a Cartesian shift falls off).
+struct Lists {
+  std::vector<int> sources, destinations;
+};
+
+inline Lists lists_of(MPI_Comm comm) {
+  Lists l;
+  int kind = MPI_UNDEFINED, rank = 0;
+  MPI_Topo_test(comm, &kind);
+  MPI_Comm_rank(comm, &rank);
+  if (kind == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    l.sources.resize(static_cast<std::size_t>(in));
+    l.destinations.resize(static_cast<std::size_t>(out));
+    MPI_Dist_graph_neighbors(comm, in, l.sources.data(), MPI_UNWEIGHTED, out,
+                             l.destinations.data(), MPI_UNWEIGHTED);
+  } else if (kind == MPI_GRAPH) {
+    int count = 0;
+    MPI_Graph_neighbors_count(comm, rank, &count);
+    l.sources.resize(static_cast<std::size_t>(count));
+    MPI_Graph_neighbors(comm, rank, count, l.sources.data());
+    l.destinations = l.sources;
+  } else {
+    int dims = 0;
+    MPI_Cartdim_get(comm, &dims);
+    for (int d = 0; d < dims; ++d) {
+      int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+      MPI_Cart_shift(comm, d, 1, &below, &above);
+      l.sources.push_back(below);
+      l.sources.push_back(above);
+    }
+    l.destinations = l.sources;
+  }
+  return l;
+}
+
 }  // namespace mpi_test

@@ -30,49 +30,13 @@ constexpr std::uint8_t kCanary = 0xA5;
 // Elements rank `from` sends rank `to` (both sides compute the same).
 int elements(int from, int to) { return ((from * 7 + to * 3) % 5) * 4 + 1; }
 
-struct Lists {
-  std::vector<int> sources, destinations;
-};
-
-Lists lists_of(MPI_Comm comm) {
-  Lists l;
-  int kind = MPI_UNDEFINED, rank = 0;
-  MPI_Topo_test(comm, &kind);
-  MPI_Comm_rank(comm, &rank);
-  if (kind == MPI_DIST_GRAPH) {
-    int in = 0, out = 0, weighted = 0;
-    MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
-    l.sources.resize(static_cast<std::size_t>(in));
-    l.destinations.resize(static_cast<std::size_t>(out));
-    MPI_Dist_graph_neighbors(comm, in, l.sources.data(), MPI_UNWEIGHTED, out,
-                             l.destinations.data(), MPI_UNWEIGHTED);
-  } else if (kind == MPI_GRAPH) {
-    int count = 0;
-    MPI_Graph_neighbors_count(comm, rank, &count);
-    l.sources.resize(static_cast<std::size_t>(count));
-    MPI_Graph_neighbors(comm, rank, count, l.sources.data());
-    l.destinations = l.sources;
-  } else {
-    int dims = 0;
-    MPI_Cartdim_get(comm, &dims);
-    for (int d = 0; d < dims; ++d) {
-      int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
-      MPI_Cart_shift(comm, d, 1, &below, &above);
-      l.sources.push_back(below);
-      l.sources.push_back(above);
-    }
-    l.destinations = l.sources;
-  }
-  return l;
-}
-
 // Runs one case kCalls times; `regular` uses MPI_Neighbor_alltoall with `regular` elements per
 // neighbour. Returns the number of calls whose bytes differed on this rank.
 int run_case(const char* name, MPI_Comm comm, int regular, MPI_Datatype send_type,
              int send_per_element) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const Lists l = lists_of(comm);
+  const mpi_test::Lists l = mpi_test::lists_of(comm);
   MPI_Aint lb = 0, sext = 0;
   MPI_Type_get_extent(send_type, &lb, &sext);
   // Send blocks of `send_type`, received as ints (send_per_element ints each).
