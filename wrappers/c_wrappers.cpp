@@ -98,6 +98,44 @@ COMMSCHED_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                                 req);
 }
 
+#ifdef COMMSCHED_PCOLL  // the persistent forms, where the MPI has them (nonblocking.hpp)
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Alltoallv_init)(const void* sendbuf, const int sendcounts[],
+                                                     const int sdispls[], MPI_Datatype sendtype,
+                                                     void* recvbuf, const int recvcounts[],
+                                                     const int rdispls[], MPI_Datatype recvtype,
+                                                     MPI_Comm comm, MPI_Info info,
+                                                     MPI_Request* req) {
+  return ci::alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, info, req);
+}
+
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Alltoall_init)(const void* sendbuf, int sendcount,
+                                                    MPI_Datatype sendtype, void* recvbuf,
+                                                    int recvcount, MPI_Datatype recvtype,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request* req) {
+  return ci::alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                           req);
+}
+
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoallv_init)(
+    const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return ci::neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, info, req);
+}
+
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf, int sendcount,
+                                                             MPI_Datatype sendtype, void* recvbuf,
+                                                             int recvcount, MPI_Datatype recvtype,
+                                                             MPI_Comm comm, MPI_Info info,
+                                                             MPI_Request* req) {
+  return ci::neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, req);
+}
+#endif
+
 // Communicator creation (flush_points.hpp): held sends go first, as the call may block on a
 // peer; then the engine makes the new communicator's channel.
 #define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \

@@ -79,6 +79,7 @@
 //   X(C name, Fortran name, C parameters, C arguments, nf)
 #define COMMSCHED_COMM_CREATORS(X)                                                              \
   X(Comm_dup, comm_dup, (MPI_Comm m, MPI_Comm* n), (m, n), 3)                                   \
+  X(Comm_dup_with_info, comm_dup_with_info, (MPI_Comm m, MPI_Info i, MPI_Comm* n), (m, i, n), 4) \
   X(Comm_split, comm_split, (MPI_Comm m, int c, int k, MPI_Comm* n), (m, c, k, n), 5)           \
   X(Comm_split_type, comm_split_type, (MPI_Comm m, int t, int k, MPI_Info i, MPI_Comm* n),      \
     (m, t, k, i, n), 6)                                                                         \

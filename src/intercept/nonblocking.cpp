@@ -25,10 +25,23 @@ struct Channel {
   int under_way = 0;        // exchanges not yet complete
   bool forgotten = false;   // the application freed its communicator
   bool neighbours = false;  // agreed: a topology whose lists name no rank twice on any member
+  int bound = 0;            // persistent exchanges bound to it
 
   void release_if_unused() {
-    if (forgotten && under_way == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+    if (forgotten && under_way == 0 && bound == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
   }
+};
+
+// A persistent exchange, bound at its init (MPI_Alltoallv_init and the like): the arguments, in
+// the spread form, and the handle the application holds.
+struct Bound {
+  std::shared_ptr<Channel> channel;
+  MPI_Request proxy = MPI_REQUEST_NULL;  // a persistent receive on the self channel
+  int signal = 0;                        // its tag: the library's message that completes it
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL, recvtype = MPI_DATATYPE_NULL;  // duplicates
+  std::vector<int> sc, sd, rc, rd;
 };
 
 // A send not yet posted.
@@ -51,6 +64,7 @@ struct Exchange {
   std::size_t sends_done = 0;  // of `sends`, completed (MPI set them to MPI_REQUEST_NULL)
   int error = MPI_SUCCESS;
   bool complete = false;
+  const Bound* bound = nullptr;  // a persistent exchange's run: `greq` is its proxy
 };
 
 struct Engine {
@@ -60,7 +74,10 @@ struct Engine {
   std::unordered_map<MPI_Comm, std::shared_ptr<Channel>> channels;
   std::vector<Exchange*> under_way;
   std::unordered_map<MPI_Request, Exchange*> by_request;  // until MPI frees the request
-  std::uint64_t run = 0, passed = 0;                     // calls, for the summary
+  std::unordered_map<MPI_Request, std::unique_ptr<Bound>> bound;  // by proxy
+  MPI_Comm self = MPI_COMM_NULL;  // the proxies' channel: MPI_COMM_SELF's duplicate
+  int signals = 0;                // proxies made, for their tags
+  std::uint64_t run = 0, passed = 0;  // calls (and starts), for the summary
 };
 
 Engine& engine() {
@@ -96,7 +113,16 @@ void finish(Exchange& x) {
   detail::nb_under_way = static_cast<int>(e.under_way.size());
   --x.channel->under_way;
   x.channel->release_if_unused();
-  PMPI_Grequest_complete(x.greq);
+  if (!x.bound) {
+    PMPI_Grequest_complete(x.greq);  // MPI frees it (free_fn) once the application has seen it
+    return;
+  }
+  // A persistent exchange's run: the proxy receive matches this rank's own message.
+  MPI_Request signal = MPI_REQUEST_NULL;
+  if (PMPI_Isend(nullptr, 0, MPI_BYTE, 0, x.bound->signal, e.self, &signal) == MPI_SUCCESS)
+    PMPI_Request_free(&signal);
+  e.by_request.erase(x.greq);
+  delete &x;
 }
 
 // Without blocking: completed sends make room for held ones; complete when everything is.
@@ -198,11 +224,11 @@ bool describe(const void* buf, MPI_Datatype type, Side& s) {
 template <typename SendCount, typename SendDispl, typename RecvCount, typename RecvDispl>
 bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
            SendCount scount, SendDispl sdispl, void* recvbuf, MPI_Datatype recvtype,
-           RecvCount rcount, RecvDispl rdispl, MPI_Comm comm, MPI_Request* req) {
+           RecvCount rcount, RecvDispl rdispl, MPI_Request* req, const Bound* bound = nullptr) {
   Engine& e = engine();
   int n = 0, me = 0;
   Side s{}, r{};
-  if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
+  if (PMPI_Comm_size(ch->dup, &n) != MPI_SUCCESS || PMPI_Comm_rank(ch->dup, &me) != MPI_SUCCESS ||
       !describe(sendbuf, sendtype, s) || !describe(recvbuf, recvtype, r))
     return false;
   for (int j = 0; j < n; ++j)
@@ -237,7 +263,10 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
   }
   while (x->next < x->held.size() && x->sends.size() < static_cast<std::size_t>(x->window))
     post_send(*x);
-  if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, x.get(), &x->greq) != MPI_SUCCESS) {
+  if (bound) {
+    x->bound = bound;
+    x->greq = bound->proxy;
+  } else if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, x.get(), &x->greq) != MPI_SUCCESS) {
     // The other ranks run it already: complete it here, and hand back a finished request.
     post_all_sends(*x);
     PMPI_Waitall(static_cast<int>(x->sends.size()), x->sends.data(), MPI_STATUSES_IGNORE);
@@ -248,7 +277,7 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
   }
   ++ch->under_way;
   ++e.run;
-  *req = x->greq;
+  if (!bound) *req = x->greq;
   e.under_way.push_back(x.get());
   detail::nb_under_way = static_cast<int>(e.under_way.size());
   e.by_request.emplace(x->greq, x.get());
@@ -258,6 +287,11 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
 
 void free_channel(Channel& c) {
   if (c.dup != MPI_COMM_NULL) PMPI_Comm_free(&c.dup);
+}
+
+// Element j of `v`, as start() asks for counts and displacements.
+auto at(const std::vector<int>& v) {
+  return [&v](int j) { return v[static_cast<std::size_t>(j)]; };
 }
 
 // The neighbourhood forms: block i goes to the i-th destination and comes from the i-th source;
@@ -275,10 +309,7 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
     std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
     spread(nb->destinations, sendcounts, sdispls, sendcount, sc, sd);
     spread(nb->sources, recvcounts, rdispls, recvcount, rc, rd);
-    const auto at = [](const std::vector<int>& v) {
-      return [&v](int j) { return v[static_cast<std::size_t>(j)]; };
-    };
-    if (start(ch, sendbuf, sendtype, at(sc), at(sd), recvbuf, recvtype, at(rc), at(rd), comm, req))
+    if (start(ch, sendbuf, sendtype, at(sc), at(sd), recvbuf, recvtype, at(rc), at(rd), req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -299,7 +330,7 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
     if (start(
             ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
             [&](int j) { return sdispls[j]; }, recvbuf, recvtype,
-            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, comm, req))
+            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -313,7 +344,7 @@ int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (start(
             ch, sendbuf, sendtype, [&](int) { return sendcount; },
             [&](int j) { return j * sendcount; }, recvbuf, recvtype,
-            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, comm, req))
+            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -332,6 +363,152 @@ int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   return ineighbor(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, nullptr,
                    nullptr, recvcount, recvtype, comm, req);
+}
+
+#ifdef COMMSCHED_PCOLL
+namespace {
+
+// Binds a persistent exchange (counts and displacements spread over the channel's ranks) and
+// hands its proxy to the application; false when it cannot (the caller passes the init to MPI).
+bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
+          std::vector<int> sc, std::vector<int> sd, void* recvbuf, MPI_Datatype recvtype,
+          std::vector<int> rc, std::vector<int> rd, MPI_Request* req) {
+  Engine& e = engine();
+  Side probe{};
+  if (!req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
+      !describe(recvbuf, recvtype, probe))
+    return false;
+  for (std::size_t j = 0; j < sc.size(); ++j)
+    if (sc[j] < 0 || rc[j] < 0) return false;
+  if (e.self == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &e.self) != MPI_SUCCESS) return false;
+  auto b = std::make_unique<Bound>();
+  b->channel = ch;
+  b->signal = e.signals++ % 32767;
+  b->sendbuf = sendbuf;
+  b->recvbuf = recvbuf;
+  // The application may free its datatypes once the init returns.
+  if (PMPI_Type_dup(sendtype, &b->sendtype) != MPI_SUCCESS) return false;
+  if (PMPI_Type_dup(recvtype, &b->recvtype) != MPI_SUCCESS ||
+      PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, b->signal, e.self, &b->proxy) != MPI_SUCCESS) {
+    PMPI_Type_free(&b->sendtype);
+    if (b->recvtype != MPI_DATATYPE_NULL) PMPI_Type_free(&b->recvtype);
+    return false;
+  }
+  b->sc = std::move(sc), b->sd = std::move(sd), b->rc = std::move(rc), b->rd = std::move(rd);
+  *req = b->proxy;
+  ++ch->bound;
+  e.bound.emplace(b->proxy, std::move(b));
+  detail::nb_bound = static_cast<int>(e.bound.size());
+  return true;
+}
+
+std::vector<int> copy_of(const int* v, int n) { return std::vector<int>(v, v + n); }
+
+std::vector<int> regular(int count, int n, bool displacements) {
+  std::vector<int> v(static_cast<std::size_t>(n), count);
+  if (displacements)
+    for (int j = 0; j < n; ++j) v[static_cast<std::size_t>(j)] = j * count;
+  return v;
+}
+
+// The neighbourhood forms spread over the ranks, as ineighbor() does.
+bool bind_neighbours(const std::shared_ptr<Channel>& ch, MPI_Comm comm, const void* sendbuf,
+                     const int* sendcounts, const int* sdispls, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                     const int* rdispls, int recvcount, MPI_Datatype recvtype, MPI_Request* req) {
+  const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
+  int n = 0;
+  if (!nb || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) return false;
+  std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
+  spread(nb->destinations, sendcounts, sdispls, sendcount, sc, sd);
+  spread(nb->sources, recvcounts, rdispls, recvcount, rc, rd);
+  return bind_exchange(ch, sendbuf, sendtype, std::move(sc), std::move(sd), recvbuf, recvtype,
+              std::move(rc), std::move(rd), req);
+}
+
+int size_of(MPI_Comm comm) {
+  int n = 0;
+  return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
+}
+
+}  // namespace
+
+int alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                   MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  const int n = size_of(comm);
+  if (auto ch = channel_for(comm); ch && n > 0 && sendcounts && sdispls && recvcounts && rdispls &&
+                                   bind_exchange(ch, sendbuf, sendtype, copy_of(sendcounts, n),
+                                        copy_of(sdispls, n), recvbuf, recvtype, copy_of(recvcounts, n),
+                                        copy_of(rdispls, n), req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return COMMSCHED_PPCOLL(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                  MPI_Request* req) {
+  const int n = size_of(comm);
+  if (auto ch = channel_for(comm);
+      ch && n > 0 &&
+      bind_exchange(ch, sendbuf, sendtype, regular(sendcount, n, false), regular(sendcount, n, true),
+           recvbuf, recvtype, regular(recvcount, n, false), regular(recvcount, n, true), req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return COMMSCHED_PPCOLL(Alltoall_init)(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, comm, info, req);
+}
+
+int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                            MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                            const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, MPI_Request* req) {
+  if (sendcounts && sdispls && recvcounts && rdispls &&
+      bind_neighbours(channel_for(comm), comm, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
+                      recvcounts, rdispls, 0, recvtype, req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return COMMSCHED_PPCOLL(Neighbor_alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
+                                                   recvbuf, recvcounts, rdispls, recvtype, comm,
+                                                   info, req);
+}
+
+int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Info info, MPI_Request* req) {
+  if (bind_neighbours(channel_for(comm), comm, sendbuf, nullptr, nullptr, sendcount, sendtype,
+                      recvbuf, nullptr, nullptr, recvcount, recvtype, req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return COMMSCHED_PPCOLL(Neighbor_alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                                  recvcount, recvtype, comm, info, req);
+}
+#endif
+
+void nb_start(int count, const MPI_Request* reqs) {
+  Engine& e = engine();
+  for (int i = 0; reqs && i < count; ++i) {
+    auto it = e.bound.find(reqs[i]);
+    if (it == e.bound.end() || e.by_request.count(reqs[i])) continue;  // not ours, or active
+    const Bound& b = *it->second;
+    start(b.channel, b.sendbuf, b.sendtype, at(b.sc), at(b.sd), b.recvbuf, b.recvtype, at(b.rc),
+          at(b.rd), nullptr, &b);
+  }
+}
+
+void nb_request_free(MPI_Request req) {
+  Engine& e = engine();
+  auto it = e.bound.find(req);
+  if (it == e.bound.end() || e.by_request.count(req)) return;  // not ours, or active
+  Bound& b = *it->second;
+  PMPI_Type_free(&b.sendtype);
+  PMPI_Type_free(&b.recvtype);
+  --b.channel->bound;
+  b.channel->release_if_unused();
+  e.bound.erase(it);
+  detail::nb_bound = static_cast<int>(e.bound.size());
 }
 
 bool nb_takes_neighbor(MPI_Comm comm, const void* sendbuf) {
@@ -421,6 +598,7 @@ void nb_finish() {
   while (!e.under_way.empty()) drive(*e.under_way.front());
   for (auto& [comm, ch] : e.channels) free_channel(*ch);
   e.channels.clear();
+  if (e.self != MPI_COMM_NULL) PMPI_Comm_free(&e.self);
   e.on = false;
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

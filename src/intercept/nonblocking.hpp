@@ -22,6 +22,20 @@
 
 #include <cstdint>
 
+// The persistent collectives: MPI-4's MPI_<name>_init (MPICH 4), or Open MPI 4.1's MPIX_<name>_init
+// from its pcollreq extension. COMMSCHED_PCOLL(name) is the entry point, COMMSCHED_PPCOLL(name)
+// the profiling one; neither is defined where the MPI has no persistent collectives.
+#if MPI_VERSION >= 4
+#define COMMSCHED_PCOLL(name) MPI_##name
+#define COMMSCHED_PPCOLL(name) PMPI_##name
+#elif defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define COMMSCHED_PCOLL(name) MPIX_##name
+#define COMMSCHED_PPCOLL(name) PMPIX_##name
+#endif
+#endif
+
 namespace commsched::intercept {
 
 int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -40,6 +54,33 @@ int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* s
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
 
+#ifdef COMMSCHED_PCOLL
+/// The persistent forms (MPI_Alltoallv_init and the like): the engine binds the exchange at init
+/// and runs it at each MPI_Start; the application's handle is a persistent receive on a private
+/// self communicator, matched by the library when the exchange completes, so every completion
+/// call and MPI_Request_free treat it as MPI's own. Taken on the same agreed grounds as the
+/// non-blocking forms; otherwise MPI's own init.
+int alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                   MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* req);
+int alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                  MPI_Request* req);
+int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                            MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                            const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Info info, MPI_Request* req);
+int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Info info, MPI_Request* req);
+#endif
+/// MPI_Start and MPI_Startall, before MPI starts `reqs`: the engine's persistent exchanges among
+/// them start.
+void nb_start(int count, const MPI_Request* reqs);
+/// MPI_Request_free, before MPI frees `req`: an engine's persistent exchange lets go of its
+/// state (MPI does not allow freeing one that is active).
+void nb_request_free(MPI_Request req);
+
 /// Whether the engine runs a call on `comm` with this send buffer (alike on every rank); when
 /// not, the call is MPI's own (a Fortran wrapper then forwards its arguments untouched).
 bool nb_takes(MPI_Comm comm, const void* sendbuf);
@@ -48,9 +89,12 @@ bool nb_takes_neighbor(MPI_Comm comm, const void* sendbuf);
 
 namespace detail {
 inline int nb_under_way = 0;  // exchanges started and not complete on this rank
+inline int nb_bound = 0;      // persistent exchanges bound on this rank
 }
 /// Whether this rank has an exchange under way: every completion call asks, so it is one load.
 inline bool nb_pending() { return detail::nb_under_way != 0; }
+/// Whether this rank has a persistent exchange bound: MPI_Start and MPI_Request_free ask.
+inline bool nb_has_bound() { return detail::nb_bound != 0; }
 /// A completion call that does not block (Test and its forms, Request_get_status): every
 /// exchange under way progresses.
 void nb_progress();

@@ -1051,6 +1051,7 @@ int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int start(MPI_Request* req) { return startall(1, req); }
 
 int startall(int count, MPI_Request reqs[]) {
+  if (nb_has_bound()) nb_start(count, reqs);  // the engine's persistent exchanges among them
   if (passing()) return PMPI_Startall(count, reqs);
   // The application's persistent requests are a schedule of its own: the burst stays native,
   // and anything deferred goes first so per-peer order holds.
@@ -1174,6 +1175,7 @@ int request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
 }
 
 int request_free(MPI_Request* req) {
+  if (req && nb_has_bound()) nb_request_free(*req);
   if (!enabled() || !req) return PMPI_Request_free(req);
   p2p_flush("request_free");
   State& s = st();

@@ -118,12 +118,6 @@ struct Wexchange {
   }
 };
 
-double busy(int n) {  // computation between start and wait
-  double x = 0;
-  for (int i = 0; i < n; ++i) x += 1.0 / (1.0 + i);
-  return x;
-}
-
 // Edge a -> b of the irregular graph, `copies` times (0, 1, or 2 in the multigraph, where the
 // ring's edges are doubled).
 int copies(int a, int b, int n, bool multi) {
@@ -179,7 +173,7 @@ void exercise(MPI_Comm comm, int& round, int rep) {
   // Start, compute, wait.
   Nexchange a;
   a.start(comm, ++round, false);
-  sink = sink + busy(20000);
+  sink = sink + mpi_test::busy(20000);
   MPI_Wait(&a.req, MPI_STATUS_IGNORE);
   a.check();
 

@@ -202,4 +202,11 @@ inline Lists lists_of(MPI_Comm comm) {
   return l;
 }
 
+/// Computation between a non-blocking call's start and its wait.
+inline double busy(int n) {
+  double x = 0;
+  for (int i = 0; i < n; ++i) x += 1.0 / (1.0 + i);
+  return x;
+}
+
 }  // namespace mpi_test
