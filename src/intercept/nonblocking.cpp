@@ -294,6 +294,18 @@ auto at(const std::vector<int>& v) {
   return [&v](int j) { return v[static_cast<std::size_t>(j)]; };
 }
 
+// A neighbourhood call's counts and displacements spread over the communicator's `n` ranks
+// (`sendcounts` nullptr: the regular form, `sendcount` per neighbour; likewise for receives).
+struct Spread {
+  std::vector<int> sc, sd, rc, rd;
+  Spread(const Neighbours& nb, int n, const int* sendcounts, const int* sdispls, int sendcount,
+         const int* recvcounts, const int* rdispls, int recvcount)
+      : sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size()) {
+    spread(nb.destinations, sendcounts, sdispls, sendcount, sc, sd);
+    spread(nb.sources, recvcounts, rdispls, recvcount, rc, rd);
+  }
+};
+
 // The neighbourhood forms: block i goes to the i-th destination and comes from the i-th source;
 // spread over the ranks it is an Ialltoallv. Only on a channel whose topology every member found
 // free of repeated neighbours (agreed when the channel was made), so all ranks decide alike.
@@ -306,10 +318,9 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
   int n = 0;
   if (nb && req && sendbuf != MPI_IN_PLACE && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
       (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
-    std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
-    spread(nb->destinations, sendcounts, sdispls, sendcount, sc, sd);
-    spread(nb->sources, recvcounts, rdispls, recvcount, rc, rd);
-    if (start(ch, sendbuf, sendtype, at(sc), at(sd), recvbuf, recvtype, at(rc), at(rd), req))
+    const Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+    if (start(ch, sendbuf, sendtype, at(v.sc), at(v.sd), recvbuf, recvtype, at(v.rc), at(v.rd),
+              req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -419,11 +430,9 @@ bool bind_neighbours(const std::shared_ptr<Channel>& ch, MPI_Comm comm, const vo
   const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
   int n = 0;
   if (!nb || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) return false;
-  std::vector<int> sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size());
-  spread(nb->destinations, sendcounts, sdispls, sendcount, sc, sd);
-  spread(nb->sources, recvcounts, rdispls, recvcount, rc, rd);
-  return bind_exchange(ch, sendbuf, sendtype, std::move(sc), std::move(sd), recvbuf, recvtype,
-              std::move(rc), std::move(rd), req);
+  Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+  return bind_exchange(ch, sendbuf, sendtype, std::move(v.sc), std::move(v.sd), recvbuf, recvtype,
+                       std::move(v.rc), std::move(v.rd), req);
 }
 
 int size_of(MPI_Comm comm) {
