@@ -43,16 +43,22 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
   // call, one per thread (MPI_THREAD_MULTIPLE: threads may call on different communicators).
   const bool describable = static_cast<long long>(n) * std::max(sendcount, recvcount) <= INT_MAX;
   thread_local std::vector<int> counts[4];
-  for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
+  thread_local int filled_n = -1, filled_sc = 0, filled_rc = 0;  // what counts hold
   // Undescribable: zeros, which only name the pattern.
   const int sc = !describable ? 0 : sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
   const int rc = describable ? recvcount : 0;
-  for (int j = 0; j < n; ++j) {  // each entry written once: this runs on every call
-    const auto k = static_cast<std::size_t>(j);
-    counts[0][k] = sc;
-    counts[1][k] = j * sc;
-    counts[2][k] = rc;
-    counts[3][k] = j * rc;
+  if (n != filled_n || sc != filled_sc || rc != filled_rc) {  // else the previous call's hold
+    for (std::vector<int>& v : counts) v.resize(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      counts[0][k] = sc;
+      counts[1][k] = j * sc;
+      counts[2][k] = rc;
+      counts[3][k] = j * rc;
+    }
+    filled_n = n;
+    filled_sc = sc;
+    filled_rc = rc;
   }
   const AlltoallArgs args{sendcount, recvcount};
   Exchange x{sendbuf,         counts[0].data(), counts[1].data(), sendtype,

@@ -63,6 +63,8 @@ constexpr double kProbeShare = 0.25;
 // auto's trial times a call from its entry to the next one's, and its budget is a share of the
 // time in every communicator's calls.
 thread_local learn::EntryClock t_entries;
+// Calls that only run MPI's own and count read the clock once in this many (see exchange).
+constexpr std::uint64_t kClockEvery = 8;
 
 // What every trial under way in this process has spent so far (learn::Trial::spent_seconds):
 // sent with each agreement, so that the trials under way on every communicator share one
@@ -167,6 +169,15 @@ struct CommState {
   // The agreement's duration on this rank when that call ran native (0 for a plan, which pays
   // it on every call).
   double timed_agreement = 0;
+  // What a call that only runs MPI's own adds unclocked: the shorter of the latest two clocked
+  // times of such calls, so that a slow first call (connections, first touch) is not copied
+  // to the calls after it. 0 until two were clocked.
+  double per_call_s = 0;
+  double last_clocked_s = -1;
+  void note_clocked(double seconds) {
+    if (last_clocked_s >= 0) per_call_s = std::min(seconds, last_clocked_s);
+    last_clocked_s = seconds;
+  }
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
   // The previous call's arguments when it voted between probes with predefined datatypes: a
   // call with the same counts and types has the same bytes, so it only adds their hash to the
@@ -405,10 +416,9 @@ void open_trace(Global& s) {
   if (s.cfg.trace_signal) std::signal(SIGUSR1, on_trace_signal);
 }
 
-void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy, bool optimised,
-                std::size_t phases, double t0, double dt) {
+void trace_record(const CommState& cs, const Pattern* p, std::string_view strategy,
+                  bool optimised, std::size_t phases, double t0, double dt) {
   Global& s = g();
-  if (!s.tracer.is_open()) return;
   std::lock_guard lock(s.mu);
   if (trace_flush_requested) {
     trace_flush_requested = 0;
@@ -423,6 +433,13 @@ void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy
   c.optimised = optimised;
   c.phases = static_cast<std::uint32_t>(phases);
   s.tracer.record_call(c);
+}
+
+// Every call asks; only a traced job pays more than the check.
+inline void trace_call(const CommState& cs, const Pattern* p, std::string_view strategy,
+                       bool optimised, std::size_t phases, double t0, double dt) {
+  if (g().tracer.is_open()) [[unlikely]]
+    trace_record(cs, p, strategy, optimised, phases, t0, dt);
 }
 
 int delete_comm_state(MPI_Comm, int, void* attribute, void*);
@@ -1014,11 +1031,13 @@ std::uint64_t budget_gap(const CommState& cs, bool deferred) {
                                  kMaxBudgetGap);
 }
 
-// A native call of the current learning streak: its count, time and fastest call.
-void note_streak_call(CommState& cs, double seconds) {
+// A native call of the current learning streak: its count, time and fastest call (clocked
+// calls only: an unclocked one's time is an earlier call's).
+void note_streak_call(CommState& cs, double seconds, bool clocked) {
   ++cs.streak_calls;
   cs.streak_seconds += seconds;
-  if (cs.streak_fastest_s <= 0 || seconds < cs.streak_fastest_s) cs.streak_fastest_s = seconds;
+  if (clocked && (cs.streak_fastest_s <= 0 || seconds < cs.streak_fastest_s))
+    cs.streak_fastest_s = seconds;
 }
 
 // Without a machine file the built-in model knows nothing of this machine: it may predict
@@ -1278,6 +1297,34 @@ void close_unlearned_streak(CommState& cs) {
   clear_streak(cs);
 }
 
+// The lean path, the common call of a job that learns nothing yet: on the previous call's
+// communicator (one calling thread), with that call's counts and predefined types, between
+// learning probes, on a call whose clock rests (exchange, kClockEvery). What the general path
+// does with such a call, and only that: the counts' hash into the learner's history, MPI's own
+// call, the count and the communicator's recent time per call. False: the general path runs
+// the call.
+bool run_lean(Global& s, const Exchange& x, int& rc) {
+  const auto& last = s.last_state;
+  if (s.provided == MPI_THREAD_MULTIPLE || !last.state || last.comm != x.comm ||
+      last.family != x.family)
+    return false;
+  CommState& cs = *last.state;
+  if (cs.native_only || s.strategy_native || !x.describable || !cs.learner.learning() ||
+      cs.calls + 1 >= cs.next_probe || !(cs.per_call_s > 0) ||
+      (cs.calls + 1) % kClockEvery == 0 || t_entries.next_wanted || s.tracer.is_open() ||
+      !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
+                         x.recvtype, static_cast<std::size_t>(cs.size)))
+    return false;
+  ++cs.calls;
+  cs.call = x.name;
+  cs.learner.repeat(cs.repeat.hash);
+  close_unlearned_streak(cs);
+  rc = x.native(x);
+  note_streak_call(cs, cs.per_call_s, false);
+  if (s.trial_budgeted) t_entries.in_calls_s += cs.per_call_s;
+  return true;
+}
+
 // Which cached pattern, if any, this call's bytes (cs.send_bytes, cs.recv_bytes) are on this
 // rank: the hash skips the others, the exact comparison decides. -1: none.
 int cached_pattern(const CommState& cs, std::uint64_t counts_hash) {
@@ -1481,6 +1528,7 @@ void time_call(CommState& cs, Pattern& p, double seconds, double agreement) {
   cs.timed_agreement = agreement;
   cs.timed_clock = &t_entries;
   cs.timed_entry = t_entries.calls - 1;
+  t_entries.next_wanted = true;
 }
 
 // Runs the pattern in force as every rank agreed: its chosen plan on the private duplicate
@@ -1547,30 +1595,62 @@ int exchange(const Exchange& x) {
   // MPI_Pcontrol(0) on this rank: every path below runs this call native; where the ranks
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();
+  if (int rc = MPI_SUCCESS; !paused && run_lean(s, x, rc)) return rc;
   double seconds = 0;
   const bool budgeted = s.trial_budgeted;  // runs_trial(), without a second g() per call
-  const double entry = now();
   // Every call's time on this thread, whichever way it leaves: the budget's base, used only
-  // under auto's trial. The paths that only run the native call read the clock twice in all:
-  // here, and at the native call's return (add_time.end).
+  // under auto's trial. A clocked call reads the clock at its start and at the native call's
+  // return (add_time.end); an unclocked one adds its communicator's recent time per call.
   struct AddTime {
     learn::EntryClock* clock = nullptr;
+    bool clocked = false;
     double t0 = 0;
     double end = 0;
+    double unclocked_s = 0;
     ~AddTime() {
-      if (clock) clock->in_calls_s += (end > 0 ? end : now()) - t0;
+      if (clock) clock->in_calls_s += clocked ? (end > 0 ? end : now()) - t0 : unclocked_s;
     }
-  } add_time{nullptr, entry};
-  if (budgeted) {
-    t_entries.enter(entry);
-    add_time.clock = &t_entries;
-  }
+  } add_time;
+  double entry = 0;
+  auto start_clock = [&] {
+    entry = now();
+    add_time.clocked = true;
+    add_time.t0 = entry;
+    if (budgeted) {
+      t_entries.enter(entry);
+      t_entries.next_wanted = false;
+      add_time.clock = &t_entries;
+    }
+  };
   try {
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     cs.call = x.name;
-    if (cs.native_only || s.strategy_native) {
+    // Most calls of a job run MPI's own and only count: their time per call matters to the
+    // budget and the report, not each call's. Those paths read the clock on one call in
+    // kClockEvery (always on the call after a trial's measured one, whose span ends at the
+    // next entry); the others add the communicator's latest clocked time. Every other path
+    // reads the clock here.
+    if (!(cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !t_entries.next_wanted &&
+          !g().tracer.is_open()))
+      start_clock();
+    // MPI's own call on a path that only counts it: `seconds` is its time.
+    auto run_counted = [&]() {
+      if (!add_time.clocked) {
+        const int rc = x.native(x);
+        seconds = cs.per_call_s;
+        if (budgeted) {
+          add_time.clock = &t_entries;
+          add_time.unclocked_s = seconds;
+        }
+        return rc;
+      }
       const int rc = run_native_from(x, entry, seconds, add_time.end);
+      cs.note_clocked(seconds);
+      return rc;
+    };
+    if (cs.native_only || s.strategy_native) {
+      const int rc = run_counted();
       trace_call(cs, nullptr, "native", false, 0, entry, seconds);
       ++cs.unlearned_calls;
       return rc;
@@ -1592,7 +1672,8 @@ int exchange(const Exchange& x) {
       const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
       if (pinned || owed || measured) {
         ++cs.calls;
-        const int rc = run_native_from(x, entry, seconds, add_time.end);
+        if (measured && !add_time.clocked) start_clock();
+        const int rc = run_counted();
         trace_call(cs, p, "native", false, 0, entry, seconds);
         ++p->record.calls;
         p->record.time_native_s += seconds;
@@ -1614,9 +1695,9 @@ int exchange(const Exchange& x) {
     // owes the learner is its counts' hash in the history.
     auto learning_native = [&]() {
       close_unlearned_streak(cs);
-      const int rc = run_native_from(x, entry, seconds, add_time.end);
+      const int rc = run_counted();
       trace_call(cs, nullptr, "native", false, 0, entry, seconds);
-      note_streak_call(cs, seconds);
+      note_streak_call(cs, seconds, add_time.clocked);
       return rc;
     };
     const bool between_probes = cs.learner.learning() && cs.calls + 1 < cs.next_probe;
@@ -1667,6 +1748,7 @@ int exchange(const Exchange& x) {
         cs.repeat.set(in_place, sendcounts, sendtype, recvcounts, recvtype, n, counts_hash);
       return learning_native();
     }
+    if (!add_time.clocked) start_clock();  // the paths below agree, learn or run a plan
     // GPU buffers (a CUDA- or ROCm-aware MPI): the executor copies bytes on the CPU, so such
     // a call votes "cannot run" and every rank runs it natively.
     const bool device = (!in_place && core::is_device_memory(sendbuf)) ||
@@ -1721,7 +1803,7 @@ int exchange(const Exchange& x) {
     rc = run_native_from(x, t0, dt, add_time.end);
     trace_call(cs, cs.learner.learning() ? nullptr : p, "native", false, 0, t0, dt);
     if (cs.learner.learning()) {
-      note_streak_call(cs, dt);
+      note_streak_call(cs, dt, true);
     } else if (p) {  // learned, but this call could not run a plan on every rank
       ++p->record.calls;
       p->record.time_native_s += dt;

@@ -555,11 +555,6 @@ void nb_release_all() {
   for (Exchange* x : engine().under_way) post_all_sends(*x);
 }
 
-void flush_point(const char* call) {
-  if (nb_pending()) nb_release_all();
-  p2p_flush(call);
-}
-
 void nb_setup_world() {
   Engine& e = engine();
   const settings::Settings* cfg = active_settings();

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "intercept/p2p.hpp"
+
 // The persistent collectives: MPI-4's MPI_<name>_init (MPICH 4), or Open MPI 4.1's MPIX_<name>_init
 // from its pcollreq extension. COMMSCHED_PCOLL(name) is the entry point, COMMSCHED_PPCOLL(name)
 // the profiling one; neither is defined where the MPI has no persistent collectives.
@@ -107,7 +109,11 @@ bool nb_any_pending(int count, const MPI_Request* reqs);
 /// Any other MPI call that may block on a peer: every held send is posted.
 void nb_release_all();
 /// A flush point (an MPI call that may block on a peer): held exchange and burst sends go.
-void flush_point(const char* call);
+/// Every wrapper calls it, so where nothing is held it costs two loads.
+inline void flush_point(const char* call) {
+  if (nb_pending()) nb_release_all();
+  if (p2p_watching()) p2p_flush(call);
+}
 
 /// MPI_Init, collective on MPI_COMM_WORLD: its channel, when the engine is on.
 void nb_setup_world();

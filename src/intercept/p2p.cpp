@@ -927,6 +927,7 @@ bool defer(const burst::Post& p, const void* buf, void* rbuf, int count, MPI_Dat
   }
   *req = sh->greq;
   s.deferred.push_back(sh.get());
+  detail::p2p_watching = 1;
   track(sh->greq);
   s.shadows.emplace(sh->greq, std::move(sh));
   if (s.position == s.learner->expected()->size()) burst_posted();  // the burst's last post
@@ -1213,6 +1214,7 @@ void p2p_flush(const char* call) {
   if (s.executing) return;  // the collective exchange's own calls
   if (!s.deferred.empty()) abandon_substitution();
   note_call(call);
+  detail::p2p_watching = !s.deferred.empty() || collective_active() ? 1 : 0;
 }
 
 void p2p_forget_comm(MPI_Comm comm) {
@@ -1273,6 +1275,7 @@ void p2p_init() {
   c.use_trial = cfg->trial;
   s.world_id = comm_info(MPI_COMM_WORLD).id;
   c.on = true;
+  detail::p2p_watching = 1;
 }
 
 std::vector<BurstSummary> p2p_finish(std::string& level_name) {

@@ -52,6 +52,13 @@ int request_get_status(MPI_Request req, int* flag, MPI_Status* status);
 /// library's own): releases every deferred post first. Level collective also learns the calls
 /// between bursts from it.
 void p2p_flush(const char* call);
+namespace detail {
+// Nonzero while p2p_flush has work: sends are held, or level collective follows the calls. It
+// may stay set a little longer than that (p2p_flush clears it), never less.
+inline int p2p_watching = 0;
+}
+/// Whether p2p_flush has work: every MPI call asks, so it is one load.
+inline bool p2p_watching() { return detail::p2p_watching != 0; }
 /// Call where every rank is (MPI_Init): makes level collective's communicators.
 void p2p_init();
 /// MPI_THREAD_MULTIPLE (call at MPI_Init_thread, before p2p_init): bursts pass through to MPI

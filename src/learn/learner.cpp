@@ -44,9 +44,14 @@ std::int64_t Learner::vote(std::span<const Bytes> send, std::span<const Bytes> r
 }
 
 void Learner::repeat(std::uint64_t h) {
+  // The previous call's counts again, already seen learn_calls_ times: the oldest slot may
+  // drop one copy, the newest adds one, so the streak stays (the path of a repeating pattern).
+  const bool again = filled_ > 0 && streak_ >= learn_calls_ &&
+                     history_[(next_ + kHistory - 1) % kHistory] == h;
   history_[next_] = h;
   next_ = (next_ + 1) % kHistory;
   filled_ = std::min(filled_ + 1, kHistory);
+  if (again) return;
   // Only whether h was seen learn_calls_ times matters: count from the newest slot, where a
   // repeating pattern's copies are, and stop there (this runs on every intercepted call).
   int seen = 0;

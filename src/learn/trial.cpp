@@ -141,6 +141,7 @@ void Trial::schedule_next() {
     // Native calls, each adding native's time to the base, until the budget covers the extra.
     owed_ = native > 0 ? static_cast<std::uint64_t>(std::ceil((spent / share_ - base) / native))
                        : 0;
+    owed_native_s_ = native;  // nothing is measured until the owed calls are made
     return;
   }
   // One candidate at a time, best predicted first: its credit (when faster) pays for the next
@@ -217,7 +218,7 @@ void Trial::decide(std::size_t winner) {
 void Trial::unmeasured_native_call() {
   if (decided_ || owed_ == 0) return;
   calls_before_ += 1;
-  job_s_ += native_own_estimate();  // at least; the next agreement tells
+  job_s_ += owed_native_s_;  // at least; the next agreement tells
   if (--owed_ == 0) schedule_next();
 }
 

@@ -47,6 +47,8 @@ struct EntryClock {
   std::uint64_t calls = 0;  ///< entries so far; the latest is call calls - 1
   double at[kKeep] = {};
   double in_calls_s = 0;    ///< time inside the calls so far (kept by the caller)
+  /// A measured call waits for the next entry: the caller reads the clock on the next call.
+  bool next_wanted = false;
   void enter(double t) { at[calls++ % kKeep] = t; }
   /// The entry of call `index` (from 0), or -1 when not made yet or no longer kept.
   double entry(std::uint64_t index) const {
@@ -169,6 +171,7 @@ class Trial {
   double calls_before_ = 0;
   double job_s_ = 0;                // set_job_time, plus native's time per unmeasured call since
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
+  double owed_native_s_ = 0;        // native_own_estimate() when they were owed
   double share_ = kBudgetShare;
   double extra_s_ = 0;
   double spent_s_ = 0;              // add_spent: learning and probes

@@ -4,9 +4,13 @@
 // library calls (exported: ENABLE_EXPORTS), so the preloaded library's calls land here first,
 // are counted, and go on to MPI's own.
 //
-//   collectives_per_call --calls N --max-per-call F
-// prints "collectives_per_call: N calls, K library collectives, D communicators created" and
-// fails when K > F * N or D > 0.
+// It also counts the library's clock reads (PMPI_Wtime): a call that only runs MPI's own reads
+// the clock on one call in several, not twice on every call.
+//
+//   collectives_per_call --calls N --max-per-call F [--same-counts] [--max-clock-per-call C]
+// prints "collectives_per_call: N calls, K library collectives, D communicators created, W
+// wrong values, R clock reads" and fails when K > F * N, D > 0 or R > C * N. --same-counts
+// keeps the counts of the first call (a pattern that repeats, too short for auto to learn).
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -19,6 +23,7 @@
 namespace {
 long long collectives = 0;
 long long communicators = 0;  // created by the library
+long long clock_reads = 0;
 
 template <typename Fn>
 Fn next(const char* name) {
@@ -74,23 +79,40 @@ extern "C" int PMPI_Comm_split_type(MPI_Comm m, int type, int key, MPI_Info info
   return real(m, type, key, info, out);
 }
 
+extern "C" double PMPI_Wtime() {
+  using Fn = double (*)();
+  static Fn real = next<Fn>("PMPI_Wtime");
+  ++clock_reads;
+  return real();
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int calls = 500;
-  double max_per_call = 0.1;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  double max_per_call = 0.1, max_clock_per_call = -1;
+  bool same_counts = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--same-counts") == 0) {
+      same_counts = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (std::strcmp(argv[i], "--calls") == 0) calls = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--max-per-call") == 0) max_per_call = std::atof(argv[i + 1]);
+    if (std::strcmp(argv[i], "--max-clock-per-call") == 0)
+      max_clock_per_call = std::atof(argv[i + 1]);
+    ++i;
   }
   int rank = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<int> sc(n), sd(n), rc(n), rd(n);
-  const long long before = collectives, created_before = communicators;
+  const long long before = collectives, created_before = communicators, clock_before = clock_reads;
   int wrong = 0;
   for (int call = 0; call < calls; ++call) {
     // Counts redrawn every call (from the call index, so senders and receivers agree).
-    auto count = [call](int i, int j) { return (i * 7 + j * 13 + call * 31) % 9; };
+    const int drawn = same_counts ? 0 : call;
+    auto count = [drawn](int i, int j) { return (i * 7 + j * 13 + drawn * 31) % 9; };
     int st = 0, rt = 0;
     for (int j = 0; j < n; ++j) {
       sc[j] = count(rank, j), rc[j] = count(j, rank);
@@ -107,18 +129,22 @@ int main(int argc, char** argv) {
         if (recv[static_cast<std::size_t>(rd[j] + k)] != j * 1000 + rank * 10 + k + call) ++wrong;
   }
   const long long mine = collectives - before, created = communicators - created_before;
-  long long most = 0, created_most = 0;
+  const long long reads = clock_reads - clock_before;
+  long long most = 0, created_most = 0, reads_most = 0;
   int wrong_all = 0;
   PMPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   PMPI_Allreduce(&created, &created_most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Allreduce(&reads, &reads_most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   PMPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
   const bool ok = wrong_all == 0 && static_cast<double>(most) <= max_per_call * calls &&
-                  created_most == 0;
+                  created_most == 0 &&
+                  (max_clock_per_call < 0 ||
+                   static_cast<double>(reads_most) <= max_clock_per_call * calls);
   if (rank == 0)
     std::printf(
         "collectives_per_call: %d calls, %lld library collectives, %lld communicators created, "
-        "%d wrong values%s\n",
-        calls, most, created_most, wrong_all, ok ? "" : " (FAIL)");
+        "%d wrong values, %lld clock reads%s\n",
+        calls, most, created_most, wrong_all, reads_most, ok ? "" : " (FAIL)");
   return ok ? 0 : 1;
 }

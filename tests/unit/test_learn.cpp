@@ -437,3 +437,26 @@ TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
   // Every plan predicted faster than native: the predicted order alone.
   EXPECT_EQ(chosen(0.5, 0.7, 0.6, 1.0), (V{"ac", "rs_nh", "lp_shift", "native"}));
 }
+
+TEST(Learner, StreakCountsTheRecentHistory) {
+  // streak() is how often the current counts' hash appears among the last kHistory calls,
+  // capped at the learn count, whatever shortcut repeat() takes for a run of equal hashes:
+  // checked against a plain count over runs, alternations and random hashes.
+  for (const int k : {1, 2, 3, 5, 16}) {
+    std::mt19937 rng(static_cast<unsigned>(k));
+    Learner l(k);
+    std::vector<std::uint64_t> seen;
+    std::uint64_t h = 1;
+    for (int call = 0; call < 5000; ++call) {
+      const unsigned r = rng() % 16;
+      if (r < 2) h = rng() % 6;           // a new (or a recent) pattern
+      else if (r < 4) h = h == 1 ? 2 : 1;  // two patterns alternating
+      l.repeat(h);
+      seen.push_back(h);
+      const auto from = seen.size() > Learner::kHistory ? seen.end() - Learner::kHistory
+                                                        : seen.begin();
+      const auto count = static_cast<int>(std::count(from, seen.end(), h));
+      ASSERT_EQ(l.streak(), std::min(count, k)) << "k " << k << ", call " << call;
+    }
+  }
+}
