@@ -282,6 +282,80 @@ void f_mpi_ineighbor_alltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcou
   *request = MPI_Request_c2f(r);
 }
 
+#ifdef COMMSCHED_PCOLLREQ
+// The persistent forms of Open MPI's pcollreq extension (MPIX_ALLTOALLV_INIT and the like):
+// bound by the engine with converted arguments (the binding keeps copies); every other call goes
+// to MPI's own Fortran entry point with the arrays it was given, which MPI may read until the
+// request is freed. MPI_START, MPI_STARTALL and MPI_REQUEST_FREE are wrapped below.
+using AlltoallvInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*,
+                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+using AlltoallInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*,
+                                MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+
+// The vector forms (MPIX_ALLTOALLV_INIT, MPIX_NEIGHBOR_ALLTOALLV_INIT): counts and
+// displacements as long as the communicator, or as the topology's lists.
+void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
+                   MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                   MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info,
+                   MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  int ns = 0, nr = 0;
+  const bool takes = neighbor ? ci::nb_takes_neighbor(c, sb) && ci::neighbor_degrees(c, &nr, &ns)
+                              : ci::nb_takes(c, sb);
+  if (takes && !neighbor) ns = nr = peers(c);
+  if (takes) {
+    const std::vector<int> sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
+    const std::vector<int> rc = ints(recvcounts, nr), rd = ints(rdispls, nr);
+    const auto bind = neighbor ? ci::bind_neighbor_alltoallv_init : ci::bind_alltoallv_init;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (bind(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
+             const_cast<void*>(fortran_buffer(recvbuf)), rc.data(), rd.data(),
+             MPI_Type_f2c(*recvtype), c, &r)) {
+      *request = MPI_Request_c2f(r);
+      return set_ierr(ierr, MPI_SUCCESS);
+    }
+  }
+  ci::nb_passed();
+  if (auto fn = next_symbol<AlltoallvInitFn>(pmpi))
+    return fn(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+              comm, info, request, ierr);
+  set_ierr(ierr, MPI_ERR_INTERN);
+}
+
+// The regular forms (MPIX_ALLTOALL_INIT, MPIX_NEIGHBOR_ALLTOALL_INIT).
+void f_regular_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcount,
+                    MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+                    MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  const bool takes = neighbor ? ci::nb_takes_neighbor(c, sb) : ci::nb_takes(c, sb);
+  const auto bind = neighbor ? ci::bind_neighbor_alltoall_init : ci::bind_alltoall_init;
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (takes && bind(sb, *sendcount, MPI_Type_f2c(*sendtype),
+                    const_cast<void*>(fortran_buffer(recvbuf)), *recvcount,
+                    MPI_Type_f2c(*recvtype), c, &r)) {
+    *request = MPI_Request_c2f(r);
+    return set_ierr(ierr, MPI_SUCCESS);
+  }
+  ci::nb_passed();
+  if (auto fn = next_symbol<AlltoallInitFn>(pmpi))
+    return fn(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+              ierr);
+  set_ierr(ierr, MPI_ERR_INTERN);
+}
+
+// The entry points' shape, as COMMSCHED_FORTRAN expects them.
+template <typename... A>
+void f_mpix_alltoallv_init(const char* pmpi, A... a) { f_vector_init(false, pmpi, a...); }
+template <typename... A>
+void f_mpix_neighbor_alltoallv_init(const char* pmpi, A... a) { f_vector_init(true, pmpi, a...); }
+template <typename... A>
+void f_mpix_alltoall_init(const char* pmpi, A... a) { f_regular_init(false, pmpi, a...); }
+template <typename... A>
+void f_mpix_neighbor_alltoall_init(const char* pmpi, A... a) { f_regular_init(true, pmpi, a...); }
+#endif
+
 }  // namespace
 
 #define COMMSCHED_F_EXPORT extern "C" __attribute__((visibility("default")))
@@ -298,6 +372,9 @@ void f_mpi_ineighbor_alltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcou
 #define COMMSCHED_UNPAREN(...) __VA_ARGS__
 
 COMMSCHED_INTERCEPTED(COMMSCHED_FORTRAN)
+#ifdef COMMSCHED_PCOLLREQ
+COMMSCHED_INTERCEPTED_PCOLLREQ(COMMSCHED_FORTRAN)
+#endif
 
 // Upper-case manglings (some compilers): spelled out because the preprocessor cannot upcase.
 COMMSCHED_F_EXPORT void MPI_INIT(MPI_Fint* ierr) { f_mpi_init("pmpi_init_", ierr); }
@@ -365,6 +442,39 @@ COMMSCHED_F_EXPORT void MPI_INEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint*
                                                MPI_Fint* req, MPI_Fint* ierr) {
   f_mpi_ineighbor_alltoall("pmpi_ineighbor_alltoall_", sb, sc, st, rb, rc, rt, comm, req, ierr);
 }
+
+#ifdef COMMSCHED_PCOLLREQ
+COMMSCHED_F_EXPORT void MPIX_ALLTOALLV_INIT(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st,
+                                            void* rb, MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt,
+                                            MPI_Fint* comm, MPI_Fint* info, MPI_Fint* req,
+                                            MPI_Fint* ierr) {
+  f_mpix_alltoallv_init("pmpix_alltoallv_init_", sb, sc, sd, st, rb, rc, rd, rt, comm, info, req,
+                        ierr);
+}
+
+COMMSCHED_F_EXPORT void MPIX_ALLTOALL_INIT(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb,
+                                           MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
+                                           MPI_Fint* info, MPI_Fint* req, MPI_Fint* ierr) {
+  f_mpix_alltoall_init("pmpix_alltoall_init_", sb, sc, st, rb, rc, rt, comm, info, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPIX_NEIGHBOR_ALLTOALLV_INIT(void* sb, MPI_Fint* sc, MPI_Fint* sd,
+                                                     MPI_Fint* st, void* rb, MPI_Fint* rc,
+                                                     MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,
+                                                     MPI_Fint* info, MPI_Fint* req,
+                                                     MPI_Fint* ierr) {
+  f_mpix_neighbor_alltoallv_init("pmpix_neighbor_alltoallv_init_", sb, sc, sd, st, rb, rc, rd, rt,
+                                 comm, info, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPIX_NEIGHBOR_ALLTOALL_INIT(void* sb, MPI_Fint* sc, MPI_Fint* st, void* rb,
+                                                    MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
+                                                    MPI_Fint* info, MPI_Fint* req,
+                                                    MPI_Fint* ierr) {
+  f_mpix_neighbor_alltoall_init("pmpix_neighbor_alltoall_init_", sb, sc, st, rb, rc, rt, comm,
+                                info, req, ierr);
+}
+#endif
 
 // --- Isend/Irecv bursts ----------------------------------------------------------------------
 // Open MPI's Fortran point-to-point calls go to PMPI_* directly too. Handles and statuses are

@@ -54,3 +54,28 @@
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),                   \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))
+
+// Open MPI's persistent all-to-alls (its pcollreq extension, MPIX_<name>_init; where the MPI is
+// MPI-4, as MPICH 4, its Fortran reaches the C entry points): fortran_wrappers.cpp, when the
+// extension is there (nonblocking.hpp's COMMSCHED_PCOLLREQ).
+#define COMMSCHED_INTERCEPTED_PCOLLREQ(X)                                                      \
+  X(MPIX_Alltoallv_init, mpix_alltoallv_init,                                                  \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,              \
+     MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),                                       \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,      \
+     info, request, ierr))                                                                     \
+  X(MPIX_Alltoall_init, mpix_alltoall_init,                                                    \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),   \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr))  \
+  X(MPIX_Neighbor_alltoallv_init, mpix_neighbor_alltoallv_init,                                \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,              \
+     MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),                                       \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,      \
+     info, request, ierr))                                                                     \
+  X(MPIX_Neighbor_alltoall_init, mpix_neighbor_alltoall_init,                                  \
+    (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+     MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),   \
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr))

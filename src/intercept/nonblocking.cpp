@@ -442,14 +442,50 @@ int size_of(MPI_Comm comm) {
 
 }  // namespace
 
+bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                         const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* req) {
+  const int n = size_of(comm);
+  auto ch = channel_for(comm);
+  return ch && n > 0 && sendcounts && sdispls && recvcounts && rdispls &&
+         bind_exchange(ch, sendbuf, sendtype, copy_of(sendcounts, n), copy_of(sdispls, n),
+                       recvbuf, recvtype, copy_of(recvcounts, n), copy_of(rdispls, n), req);
+}
+
+bool bind_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  const int n = size_of(comm);
+  auto ch = channel_for(comm);
+  return ch && n > 0 &&
+         bind_exchange(ch, sendbuf, sendtype, regular(sendcount, n, false),
+                       regular(sendcount, n, true), recvbuf, recvtype,
+                       regular(recvcount, n, false), regular(recvcount, n, true), req);
+}
+
+bool bind_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                  MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Request* req) {
+  return sendcounts && sdispls && recvcounts && rdispls &&
+         bind_neighbours(channel_for(comm), comm, sendbuf, sendcounts, sdispls, 0, sendtype,
+                         recvbuf, recvcounts, rdispls, 0, recvtype, req);
+}
+
+bool bind_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Request* req) {
+  return bind_neighbours(channel_for(comm), comm, sendbuf, nullptr, nullptr, sendcount, sendtype,
+                         recvbuf, nullptr, nullptr, recvcount, recvtype, req);
+}
+
+void nb_passed() { ++engine().passed; }
+
 int alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
                    MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
-  const int n = size_of(comm);
-  if (auto ch = channel_for(comm); ch && n > 0 && sendcounts && sdispls && recvcounts && rdispls &&
-                                   bind_exchange(ch, sendbuf, sendtype, copy_of(sendcounts, n),
-                                        copy_of(sdispls, n), recvbuf, recvtype, copy_of(recvcounts, n),
-                                        copy_of(rdispls, n), req))
+  if (bind_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return COMMSCHED_PPCOLL(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -459,11 +495,7 @@ int alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispl
 int alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                   MPI_Request* req) {
-  const int n = size_of(comm);
-  if (auto ch = channel_for(comm);
-      ch && n > 0 &&
-      bind_exchange(ch, sendbuf, sendtype, regular(sendcount, n, false), regular(sendcount, n, true),
-           recvbuf, recvtype, regular(recvcount, n, false), regular(recvcount, n, true), req))
+  if (bind_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return COMMSCHED_PPCOLL(Alltoall_init)(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -474,9 +506,8 @@ int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const in
                             MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                             const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Info info, MPI_Request* req) {
-  if (sendcounts && sdispls && recvcounts && rdispls &&
-      bind_neighbours(channel_for(comm), comm, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
-                      recvcounts, rdispls, 0, recvtype, req))
+  if (bind_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return COMMSCHED_PPCOLL(Neighbor_alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
@@ -487,8 +518,8 @@ int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const in
 int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Info info, MPI_Request* req) {
-  if (bind_neighbours(channel_for(comm), comm, sendbuf, nullptr, nullptr, sendcount, sendtype,
-                      recvbuf, nullptr, nullptr, recvcount, recvtype, req))
+  if (bind_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return COMMSCHED_PPCOLL(Neighbor_alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,

@@ -35,6 +35,7 @@
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define COMMSCHED_PCOLL(name) MPIX_##name
 #define COMMSCHED_PPCOLL(name) PMPIX_##name
+#define COMMSCHED_PCOLLREQ 1  // Open MPI's extension, whose Fortran bindings call PMPIX_* too
 #endif
 #endif
 
@@ -75,6 +76,24 @@ int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const in
 int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Info info, MPI_Request* req);
+/// The engine's binding alone, MPI's own init left to the caller: false when the engine does
+/// not take the call, nothing done. For a binding (Open MPI's Fortran) that must pass MPI its
+/// own arrays, which a persistent operation may read until it is freed.
+bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                         const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* req);
+bool bind_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
+bool bind_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                  MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Request* req);
+bool bind_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Request* req);
+/// MPI's own init of a persistent exchange the engine did not take (counted as passed).
+void nb_passed();
 #endif
 /// MPI_Start and MPI_Startall, before MPI starts `reqs`: the engine's persistent exchanges among
 /// them start.
