@@ -137,12 +137,12 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
 #endif
 
 // Communicator creation (flush_points.hpp): held sends go first, as the call may block on a
-// peer; then the engine makes the new communicator's channel.
+// peer; then intercept::comm_made on the new communicator.
 #define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \
   COMMSCHED_EXPORT int MPI_##name params {                    \
     ci::flush_point(#name);                                   \
     const int rc = PMPI_##name args;                          \
-    if (rc == MPI_SUCCESS) ci::nb_new_comm(*n);               \
+    if (rc == MPI_SUCCESS) ci::comm_made(*n);                 \
     return rc;                                                \
   }
 COMMSCHED_COMM_CREATORS(COMMSCHED_COMM_CREATOR)

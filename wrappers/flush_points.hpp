@@ -72,8 +72,9 @@
     (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
   X(Win_free, win_free, (MPI_Win* w), (w), 2)
 
-// Calls that make an intracommunicator, collective on it: a flush point first, then the
-// non-blocking engine makes its channel (intercept::nb_new_comm) where every member is present.
+// Calls that make an intracommunicator, collective on it: a flush point first, then
+// intercept::comm_made where every member is present (the non-blocking engine's channel, level
+// collective's note of a communicator congruent to MPI_COMM_WORLD).
 // The new communicator is the last argument: `n` in C, the one before ierr in Fortran.
 //
 //   X(C name, Fortran name, C parameters, C arguments, nf)

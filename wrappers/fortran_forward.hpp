@@ -20,14 +20,14 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
   if (ierr) *ierr = MPI_ERR_INTERN;
 }
 
-// A call that makes a communicator (COMMSCHED_COMM_CREATORS): forwarded as above, then the
-// engine makes the channel of the new one, `newcomm` (a Fortran handle).
+// A call that makes a communicator (COMMSCHED_COMM_CREATORS): forwarded as above, then
+// intercept::comm_made on the new one, `newcomm` (a Fortran handle).
 template <typename... Args>
 void fortran_create(const char* first, const char* second, MPI_Fint* ierr, void* newcomm,
                     Args... args) {
   fortran_forward(first, second, ierr, args...);
   if (!ierr || *ierr == MPI_SUCCESS)
-    intercept::nb_new_comm(MPI_Comm_f2c(*static_cast<MPI_Fint*>(newcomm)));
+    intercept::comm_made(MPI_Comm_f2c(*static_cast<MPI_Fint*>(newcomm)));
 }
 
 }  // namespace commsched::wrappers

@@ -100,7 +100,7 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F08_COMPLETION, Completion)
   COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08ts_, nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F08_FLUSH)
 
-// Communicator creation calls PMPI directly too: the engine's channel is made here.
+// Communicator creation calls PMPI directly too: intercept::comm_made is called here.
 #define COMMSCHED_F08_CREATE(cname, fname, cparams, cargs, nf)                                   \
   extern "C" __attribute__((visibility("default"))) void mpi_##fname##_f08_(                   \
       COMMSCHED_F_ARGS_##nf) {                                                                  \

@@ -149,11 +149,15 @@ CallClass classify_call(std::string_view name) {
       n.erase(n.size() - suffix.size());
       break;
     }
-  static constexpr std::array<std::string_view, 19> kCollectives{
+  // Blocking collectives, the communicator constructors among them (collective on their
+  // parent, or on the group for comm_create_group).
+  static constexpr std::array<std::string_view, 31> kCollectives{
       "barrier",   "bcast",      "reduce",    "allreduce", "gather",         "gatherv",
       "scatter",   "scatterv",   "allgather", "allgatherv", "alltoall",      "alltoallv",
       "alltoallw", "reduce_scatter", "reduce_scatter_block", "scan",         "exscan",
-      "comm_free", "win_fence"};
+      "comm_free", "win_fence",  "comm_dup",  "comm_dup_with_info", "comm_split",
+      "comm_split_type", "comm_create", "comm_create_group", "intercomm_merge", "cart_create",
+      "cart_sub",  "graph_create", "dist_graph_create", "dist_graph_create_adjacent"};
   CallClass c;
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (char ch : n) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;

@@ -138,6 +138,13 @@ inline void flush_point(const char* call) {
 void nb_setup_world();
 /// After a call that created `comm` (MPI_COMM_NULL on ranks left out), collective on it.
 void nb_new_comm(MPI_Comm comm);
+/// What the wrappers of every communicator constructor call after it succeeded, on every rank
+/// of its parent: the engine's channel (nb_new_comm) and level collective's bookkeeping
+/// (p2p_new_comm).
+inline void comm_made(MPI_Comm comm) {
+  nb_new_comm(comm);
+  p2p_new_comm(comm);
+}
 /// The application frees `comm`: its channel goes once its exchanges are complete.
 void nb_forget_comm(MPI_Comm comm);
 /// Before MPI_Finalize: every exchange completes, every channel is freed; rank 0 says what ran.

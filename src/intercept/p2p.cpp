@@ -14,7 +14,8 @@
 // Level local holds only bursts that can gain (burst::hold_can_help) and that a trial against
 // native finds faster; every other burst passes straight to MPI at the cost of a counter
 // ("native stretches" below).
-// Level collective adds a vote per burst on MPI_COMM_WORLD (see "Level collective" below).
+// Level collective adds a vote per burst among MPI_COMM_WORLD's ranks (see "Level collective"
+// below).
 #include "intercept/p2p.hpp"
 
 #include <boost/container/flat_map.hpp>
@@ -90,8 +91,10 @@ constexpr int kHoldTrialRecheck = 256;      // held bursts between re-measuremen
 constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat native's by this
 
 // --- level collective -------------------------------------------------------------------------
-// Bursts on MPI_COMM_WORLD may run as one collective exchange (the Alltoallv path, so every
-// strategy and `auto` apply) once every rank votes for it. The rules that keep a job safe:
+// Bursts on MPI_COMM_WORLD, or on one communicator congruent to it that a wrapped constructor
+// made (a duplicate, a split with one colour, ...: State::serial_of), may run as one collective
+// exchange (the Alltoallv path, so every strategy and `auto` apply) once every rank votes for it.
+// The rules that keep a job safe:
 //  * Each rank casts one vote (a nonblocking MPI_Iallreduce on a private duplicate of
 //    MPI_COMM_WORLD) per burst, at the first MPI call it makes after its previous burst ended,
 //    before that call can block.
@@ -104,7 +107,8 @@ constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat na
 //  * The sum of the votes checks that every rank said yes, that the ranks' cycles and counts of
 //    collective calls are equal, that no message is in flight between any pair (so the k-th
 //    message of each (source, destination, tag) pairs the same way), and that every send of the
-//    burst has a receive of the same size (burst/agree.hpp). Then each rank packs its sends and
+//    burst has a receive of the same size (burst/agree.hpp), all on the same communicator (its
+//    serial is in the equality check). Then each rank packs its sends and
 //    commits (a second reduction: a rank whose packing failed, or which broke its promise in
 //    between, commits "no" and every rank releases the burst natively).
 //  * Quit (a broken promise, any call that may wait for one rank in particular, a wildcard, a
@@ -139,7 +143,10 @@ struct Collective {
   std::uint64_t collective_calls = 0;  // in-cycle calls so far
   std::uint64_t instances = 0;         // bursts ended so far
   std::uint64_t calls_at_end = 0;      // collective_calls when the last burst ended
-  std::uint64_t align = 0;             // running match-key sum of this rank's posts on world
+  // Running match-key sums of this rank's posts, one per communicator that may hold a
+  // collective burst (by its serial, see State::serial_of).
+  boost::container::flat_map<std::uint32_t, std::uint64_t> align;
+  std::uint32_t promise_serial = 0;    // the communicator of the burst promised (can_promise)
   // Votes.
   std::deque<std::unique_ptr<Promise>> promises;  // cast, result not read yet
   bool last_all_follow = false;                   // the last result read was all-follow
@@ -171,6 +178,12 @@ struct State {
   settings::BurstLevel level = settings::BurstLevel::off;
   std::uint32_t next_comm_id = 1;
   std::uint32_t world_id = 0;  // MPI_COMM_WORLD's number (level collective), 0 before p2p_init
+  // Level collective: the communicators a burst may run collectively on, MPI_COMM_WORLD and those
+  // congruent to it (same ranks in the same order) made by a wrapped constructor, by number
+  // (comm_info) to serial: MPI_COMM_WORLD 0, then 1, 2, ... in the order they were made, which
+  // every rank sees alike (each is made by a collective call of every rank).
+  boost::container::flat_map<std::uint32_t, std::uint32_t> serial_of;
+  std::uint32_t next_serial = 1;
   boost::container::flat_map<MPI_Comm, CommInfo> comms;
 
   std::unordered_map<MPI_Request, std::unique_ptr<Shadow>> shadows;  // by greq
@@ -429,8 +442,9 @@ void cast_vote(Ballot b) {
     const burst::Signature& expected = *s.learner->expected();
     p->in[burst::yes] = 1;
     p->in[burst::same] = burst::equal_share(
-        burst::key(c.cycles->hash(), c.instances, c.calls_at_end), c.rank, c.size);
-    p->in[burst::aligned] = c.align;
+        burst::key(c.cycles->hash(), c.instances, c.calls_at_end, c.promise_serial), c.rank,
+        c.size);
+    p->in[burst::aligned] = c.align[c.promise_serial];
     p->in[burst::content] = burst::content_share(expected, c.rank);
   }
   c.cast_for_next = true;
@@ -500,8 +514,13 @@ bool can_promise(std::uint64_t first, const burst::Post* post) {
   const burst::Signature* expected = s.learner->expected();
   const std::vector<std::uint64_t>* cycle = c.cycles->expected();
   if (!expected || !cycle || expected->empty()) return false;
+  // One communicator, MPI_COMM_WORLD or congruent to it: its ranks are the exchange's.
+  const std::uint32_t comm = expected->front().comm;
+  const auto serial = s.serial_of.find(comm);
+  if (serial == s.serial_of.end()) return false;
   for (const burst::Post& p : *expected)
-    if (p.comm != s.world_id || p.peer < 0 || p.peer >= c.size) return false;
+    if (p.comm != comm || p.peer < 0 || p.peer >= c.size) return false;
+  c.promise_serial = serial->second;
   if (post) return cycle->empty() && (*expected)[0] == *post;
   return !cycle->empty() && (*cycle)[0] == first;
 }
@@ -709,10 +728,12 @@ bool note_post(const burst::Post& p, bool clean) {
     s.position = 0;
     s.fell_back = false;
   }
-  if (p.comm == s.world_id) {  // level collective counts every message on MPI_COMM_WORLD
-    Collective& c = s.col;
-    c.align += p.kind == burst::Kind::send ? burst::match_key(c.rank, p.peer, p.tag)
-                                           : 0 - burst::match_key(p.peer, c.rank, p.tag);
+  // Level collective counts every message on the communicators a burst may run on.
+  if (Collective& c = s.col; c.on) {
+    if (const auto serial = s.serial_of.find(p.comm); serial != s.serial_of.end())
+      c.align[serial->second] += p.kind == burst::Kind::send
+                                     ? burst::match_key(c.rank, p.peer, p.tag)
+                                     : 0 - burst::match_key(p.peer, c.rank, p.tag);
   }
   if (!clean) s.broken = true;
   if (s.current.size() < kMaxBurstPosts + 1) {
@@ -1217,6 +1238,19 @@ void p2p_flush(const char* call) {
   detail::p2p_watching = !s.deferred.empty() || collective_active() ? 1 : 0;
 }
 
+void p2p_new_comm(MPI_Comm comm) {
+  State& s = st();
+  // Every rank reaches here for every communicator made (a constructor is collective), whether
+  // it still votes or not, so the serials stay alike.
+  if (!s.col.on || comm == MPI_COMM_NULL) return;
+  int result = MPI_UNEQUAL;
+  if (PMPI_Comm_compare(comm, MPI_COMM_WORLD, &result) != MPI_SUCCESS ||
+      (result != MPI_CONGRUENT && result != MPI_IDENT))
+    return;
+  s.comms.erase(comm);  // a handle MPI reused: a new number
+  s.serial_of.emplace(comm_info(comm).id, s.next_serial++);
+}
+
 void p2p_forget_comm(MPI_Comm comm) {
   State& s = st();
   if (s.checked && !s.enabled) return;  // nothing recorded (and threads may free at once)
@@ -1274,6 +1308,7 @@ void p2p_init() {
   PMPI_Comm_size(MPI_COMM_WORLD, &c.size);
   c.use_trial = cfg->trial;
   s.world_id = comm_info(MPI_COMM_WORLD).id;
+  s.serial_of.emplace(s.world_id, 0);
   c.on = true;
   detail::p2p_watching = 1;
 }

@@ -11,7 +11,8 @@
 /// a collective, a post that differs from the learned burst) first releases every deferred send,
 /// so a program that waits for a peer between its posts behaves as natively.
 ///
-/// Level `collective` (bursts on MPI_COMM_WORLD): every rank votes on every burst; when all
+/// Level `collective` (bursts on MPI_COMM_WORLD, or on a communicator congruent to it that a
+/// wrapped constructor made, such as a duplicate): every rank votes on every burst; when all
 /// promise the learned burst after the learned calls, its receives are deferred too and the
 /// burst runs as one exchange through the Alltoallv path (see p2p.cpp "level collective").
 #include <mpi.h>
@@ -64,6 +65,10 @@ void p2p_init();
 /// MPI_THREAD_MULTIPLE (call at MPI_Init_thread, before p2p_init): bursts pass through to MPI
 /// untouched and the burst state is never written again, as threads may post at once.
 void p2p_threads_native();
+/// After a call made `comm` (MPI_COMM_NULL on ranks left out), on every rank of its parent:
+/// level collective notes a communicator congruent to MPI_COMM_WORLD, on which bursts may run
+/// collectively.
+void p2p_new_comm(MPI_Comm comm);
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);
 

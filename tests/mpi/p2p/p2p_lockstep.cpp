@@ -6,19 +6,29 @@
 // after its own burst, which natively completes without rank 0 (it receives from rank 2, and its
 // eager send to rank 0 needs no receive). A library that made rank 1's burst wait for rank 0
 // would deadlock here; it must settle the promised burst natively, leave the level, and finish
-// the remaining iterations correctly.
-//   p2p_lockstep [--iterations N] [--inject-fault]
+// the remaining iterations correctly. --on dup runs the bursts on a duplicate of
+// MPI_COMM_WORLD, --on split on a communicator made by MPI_Comm_split with one colour (both
+// congruent to it, where level collective runs bursts too); the trap stays on MPI_COMM_WORLD.
+//   p2p_lockstep [--iterations N] [--inject-fault] [--on world|dup|split]
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "p2p_util.hpp"
 
 int main(int argc, char** argv) {
-  return p2p::run(argc, argv, "p2p_lockstep", 40, [](p2p::Checker& chk) {
+  std::string on = "world";
+  for (int a = 1; a + 1 < argc; ++a)
+    if (std::strcmp(argv[a], "--on") == 0) on = argv[a + 1];
+  return p2p::run(argc, argv, "p2p_lockstep", 40, [&on](p2p::Checker& chk) {
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (on == "dup") MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (on == "split") MPI_Comm_split(MPI_COMM_WORLD, 0, chk.rank(), &comm);
     const int left = p2p::ring(chk.rank(), -1, chk.size());
     const int right = p2p::ring(chk.rank(), 1, chk.size());
     constexpr int kCount = 17, kTag = 20, kTrapTag = 99;
-    std::vector<p2p::Message> burst = {p2p::incoming(right, kTag, kCount),
-                                       p2p::outgoing(left, kTag, kCount)};
+    std::vector<p2p::Message> burst = {p2p::incoming(right, kTag, kCount, comm),
+                                       p2p::outgoing(left, kTag, kCount, comm)};
     std::vector<MPI_Request> reqs;
     std::vector<MPI_Status> st(burst.size());
     const int trap = chk.size() >= 3 ? chk.iterations() / 2 : -1;
@@ -45,5 +55,6 @@ int main(int argc, char** argv) {
       const long n = chk.size();
       chk.same(sum, n * it + n * (n - 1) / 2, it, "MPI_Allreduce");
     }
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
   });
 }
