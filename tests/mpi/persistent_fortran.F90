@@ -118,6 +118,7 @@ program persistent_fortran
   end do
   call MPI_ALLREDUCE(nerr, total_err, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   call MPI_COMM_FREE(ring, ierr)
+  deallocate(sc, sd, rc, rd, sbuf, rbuf, abuf, bbuf)
   if (rank == 0) then
     if (total_err == 0) then
       print '(A)', 'fortran persistent ok'
