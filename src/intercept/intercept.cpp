@@ -1303,6 +1303,14 @@ void close_unlearned_streak(CommState& cs) {
 // does with such a call, and only that: the counts' hash into the learner's history, MPI's own
 // call, the count and the communicator's recent time per call. False: the general path runs
 // the call.
+// Whether a call that only runs MPI's own and counts may leave the clock alone: the
+// communicator has a recent time per call, this is not its one clocked call in kClockEvery, no
+// trial's measurement waits for this entry, and no trace wants each call's time.
+bool clock_may_rest(const Global& s, const CommState& cs) {
+  return cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !t_entries.next_wanted &&
+         !s.tracer.is_open();
+}
+
 bool run_lean(Global& s, const Exchange& x, int& rc) {
   const auto& last = s.last_state;
   if (s.provided == MPI_THREAD_MULTIPLE || !last.state || last.comm != x.comm ||
@@ -1310,8 +1318,7 @@ bool run_lean(Global& s, const Exchange& x, int& rc) {
     return false;
   CommState& cs = *last.state;
   if (cs.native_only || s.strategy_native || !x.describable || !cs.learner.learning() ||
-      cs.calls + 1 >= cs.next_probe || !(cs.per_call_s > 0) ||
-      (cs.calls + 1) % kClockEvery == 0 || t_entries.next_wanted || s.tracer.is_open() ||
+      cs.calls + 1 >= cs.next_probe || !clock_may_rest(s, cs) ||
       !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
                          x.recvtype, static_cast<std::size_t>(cs.size)))
     return false;
@@ -1631,9 +1638,7 @@ int exchange(const Exchange& x) {
     // kClockEvery (always on the call after a trial's measured one, whose span ends at the
     // next entry); the others add the communicator's latest clocked time. Every other path
     // reads the clock here.
-    if (!(cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !t_entries.next_wanted &&
-          !g().tracer.is_open()))
-      start_clock();
+    if (!clock_may_rest(s, cs)) start_clock();
     // MPI's own call on a path that only counts it: `seconds` is its time.
     auto run_counted = [&]() {
       if (!add_time.clocked) {

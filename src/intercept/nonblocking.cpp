@@ -487,7 +487,7 @@ int alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispl
   if (bind_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, req))
     return MPI_SUCCESS;
-  ++engine().passed;
+  nb_passed();
   return COMMSCHED_PPCOLL(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                           recvcounts, rdispls, recvtype, comm, info, req);
 }
@@ -497,7 +497,7 @@ int alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Request* req) {
   if (bind_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req))
     return MPI_SUCCESS;
-  ++engine().passed;
+  nb_passed();
   return COMMSCHED_PPCOLL(Alltoall_init)(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                          recvtype, comm, info, req);
 }
@@ -509,7 +509,7 @@ int neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const in
   if (bind_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                    rdispls, recvtype, comm, req))
     return MPI_SUCCESS;
-  ++engine().passed;
+  nb_passed();
   return COMMSCHED_PPCOLL(Neighbor_alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
                                                    recvbuf, recvcounts, rdispls, recvtype, comm,
                                                    info, req);
@@ -521,7 +521,7 @@ int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype send
   if (bind_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   comm, req))
     return MPI_SUCCESS;
-  ++engine().passed;
+  nb_passed();
   return COMMSCHED_PPCOLL(Neighbor_alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,
                                                   recvcount, recvtype, comm, info, req);
 }
