@@ -29,7 +29,8 @@
 # LD_PRELOAD is exported to the launcher, which passes its environment on to the ranks it starts
 # on this machine (Open MPI's mpirun and MPICH's Hydra both do for local launches); the launcher
 # itself never calls MPI_Init, so the library stays inert in it. The command runs under
-# `timeout` so a deadlocked schedule fails the test instead of hanging it.
+# `timeout` so a deadlocked schedule fails the test instead of hanging it: 100 s, or
+# RUN_PRELOADED_TIMEOUT seconds for a test that runs longer by design.
 set -u
 
 die() { echo "run_preloaded: $*" >&2; exit 2; }
@@ -84,7 +85,7 @@ export TMPDIR="$tmp"
 # A sanitizer build (COMMSCHED_SANITIZE) sets SANITIZER_RUNTIME: that runtime must come first.
 preload="$lib${LD_PRELOAD:+:$LD_PRELOAD}"
 [[ -n "${SANITIZER_RUNTIME:-}" ]] && preload="$SANITIZER_RUNTIME:$preload"
-timeout --kill-after=10 100 env LD_PRELOAD="$preload" "$@" \
+timeout --kill-after=10 "${RUN_PRELOADED_TIMEOUT:-100}" env LD_PRELOAD="$preload" "$@" \
   >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 cat "$tmp/stdout"
