@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+// Seen from the preloaded library whatever visibility the build gives (MPICH's mpi.h declares
+// PMPI_* without one).
+#define EXPORTED extern "C" __attribute__((visibility("default")))
+
 namespace {
 long long collectives = 0;
 long long communicators = 0;  // created by the library
@@ -31,7 +35,7 @@ Fn next(const char* name) {
 }
 }  // namespace
 
-extern "C" int PMPI_Allreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
+EXPORTED int PMPI_Allreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
                               MPI_Comm m) {
   using Fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
   static Fn real = next<Fn>("PMPI_Allreduce");
@@ -39,7 +43,7 @@ extern "C" int PMPI_Allreduce(const void* s, void* r, int c, MPI_Datatype t, MPI
   return real(s, r, c, t, o, m);
 }
 
-extern "C" int PMPI_Iallreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
+EXPORTED int PMPI_Iallreduce(const void* s, void* r, int c, MPI_Datatype t, MPI_Op o,
                                MPI_Comm m, MPI_Request* q) {
   using Fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request*);
   static Fn real = next<Fn>("PMPI_Iallreduce");
@@ -47,14 +51,14 @@ extern "C" int PMPI_Iallreduce(const void* s, void* r, int c, MPI_Datatype t, MP
   return real(s, r, c, t, o, m, q);
 }
 
-extern "C" int PMPI_Bcast(void* b, int c, MPI_Datatype t, int root, MPI_Comm m) {
+EXPORTED int PMPI_Bcast(void* b, int c, MPI_Datatype t, int root, MPI_Comm m) {
   using Fn = int (*)(void*, int, MPI_Datatype, int, MPI_Comm);
   static Fn real = next<Fn>("PMPI_Bcast");
   ++collectives;
   return real(b, c, t, root, m);
 }
 
-extern "C" int PMPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc,
+EXPORTED int PMPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc,
                               MPI_Datatype rt, MPI_Comm m) {
   using Fn = int (*)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
   static Fn real = next<Fn>("PMPI_Allgather");
@@ -62,7 +66,7 @@ extern "C" int PMPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, i
   return real(s, sc, st, r, rc, rt, m);
 }
 
-extern "C" int PMPI_Comm_dup(MPI_Comm m, MPI_Comm* out) {
+EXPORTED int PMPI_Comm_dup(MPI_Comm m, MPI_Comm* out) {
   using Fn = int (*)(MPI_Comm, MPI_Comm*);
   static Fn real = next<Fn>("PMPI_Comm_dup");
   ++collectives;
@@ -70,7 +74,7 @@ extern "C" int PMPI_Comm_dup(MPI_Comm m, MPI_Comm* out) {
   return real(m, out);
 }
 
-extern "C" int PMPI_Comm_split_type(MPI_Comm m, int type, int key, MPI_Info info,
+EXPORTED int PMPI_Comm_split_type(MPI_Comm m, int type, int key, MPI_Info info,
                                     MPI_Comm* out) {
   using Fn = int (*)(MPI_Comm, int, int, MPI_Info, MPI_Comm*);
   static Fn real = next<Fn>("PMPI_Comm_split_type");
@@ -79,7 +83,7 @@ extern "C" int PMPI_Comm_split_type(MPI_Comm m, int type, int key, MPI_Info info
   return real(m, type, key, info, out);
 }
 
-extern "C" double PMPI_Wtime() {
+EXPORTED double PMPI_Wtime() {
   using Fn = double (*)();
   static Fn real = next<Fn>("PMPI_Wtime");
   ++clock_reads;
