@@ -217,3 +217,14 @@ COMMSCHED_EXPORT int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Stat
     return PMPI_##name args;                                     \
   }
 COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)
+
+// Blocking collectives: flush points, and after MPI's call every member has been there
+// (intercept::collective_done). Each names its communicator `m`.
+#define COMMSCHED_COLLECTIVE(name, fname, params, args, nf) \
+  COMMSCHED_EXPORT int MPI_##name params {                  \
+    ci::flush_point(#name);                                 \
+    const int status = PMPI_##name args;                    \
+    if (status == MPI_SUCCESS) ci::collective_done(m);      \
+    return status;                                          \
+  }
+COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_COLLECTIVE)

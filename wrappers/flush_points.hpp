@@ -25,6 +25,19 @@
   X(Mprobe, mprobe, (int s, int g, MPI_Comm m, MPI_Message* msg, MPI_Status* st), (s, g, m, msg, st), 6) \
   X(Improbe, improbe, (int s, int g, MPI_Comm m, int* f, MPI_Message* msg, MPI_Status* st),               \
     (s, g, m, f, msg, st), 7)                                                                    \
+  X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)                                       \
+  X(Intercomm_create, intercomm_create,                                                          \
+    (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm* n), (l, ll, p, rl, t, n), 7)       \
+  X(Win_create, win_create,                                                                      \
+    (void* b, MPI_Aint s, int d, MPI_Info i, MPI_Comm m, MPI_Win* w), (b, s, d, i, m, w), 7)     \
+  X(Win_allocate, win_allocate,                                                                  \
+    (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
+  X(Win_free, win_free, (MPI_Win* w), (w), 2)
+
+// Blocking collectives, the communicator their last argument (the one before ierr in Fortran):
+// flush points too, and after MPI's call intercept::collective_done, where every member of the
+// communicator has been (COMMSCHED_NONBLOCKING=auto agrees there).
+#define COMMSCHED_BLOCKING_COLLECTIVES(X)                                                       \
   X(Barrier, barrier, (MPI_Comm m), (m), 2)                                                               \
   X(Bcast, bcast, (void* b, int c, MPI_Datatype t, int r, MPI_Comm m), (b, c, t, r, m), 6)              \
   X(Reduce, reduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm m),     \
@@ -62,15 +75,7 @@
   X(Scan, scan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                 \
     (s, r, c, t, o, m), 7)                                                                       \
   X(Exscan, exscan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),               \
-    (s, r, c, t, o, m), 7)                                                                       \
-  X(Win_fence, win_fence, (int a, MPI_Win w), (a, w), 3)                                       \
-  X(Intercomm_create, intercomm_create,                                                          \
-    (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm* n), (l, ll, p, rl, t, n), 7)       \
-  X(Win_create, win_create,                                                                      \
-    (void* b, MPI_Aint s, int d, MPI_Info i, MPI_Comm m, MPI_Win* w), (b, s, d, i, m, w), 7)     \
-  X(Win_allocate, win_allocate,                                                                  \
-    (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
-  X(Win_free, win_free, (MPI_Win* w), (w), 2)
+    (s, r, c, t, o, m), 7)
 
 // Calls that make an intracommunicator, collective on it: a flush point first, then
 // intercept::comm_made where every member is present (the non-blocking engine's channel, level

@@ -20,14 +20,15 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
   if (ierr) *ierr = MPI_ERR_INTERN;
 }
 
-// A call that makes a communicator (COMMSCHED_COMM_CREATORS): forwarded as above, then
-// intercept::comm_made on the new one, `newcomm` (a Fortran handle).
-template <typename... Args>
-void fortran_create(const char* first, const char* second, MPI_Fint* ierr, void* newcomm,
-                    Args... args) {
+// A call forwarded as above that then tells the library about a communicator, `comm` (a
+// Fortran handle, the argument before ierr): `then` is intercept::comm_made after a call that
+// made it (COMMSCHED_COMM_CREATORS), intercept::collective_done after a blocking collective on
+// it (COMMSCHED_BLOCKING_COLLECTIVES).
+template <void (*then)(MPI_Comm), typename... Args>
+void fortran_then(const char* first, const char* second, MPI_Fint* ierr, void* comm,
+                  Args... args) {
   fortran_forward(first, second, ierr, args...);
-  if (!ierr || *ierr == MPI_SUCCESS)
-    intercept::comm_made(MPI_Comm_f2c(*static_cast<MPI_Fint*>(newcomm)));
+  if (!ierr || *ierr == MPI_SUCCESS) then(MPI_Comm_f2c(*static_cast<MPI_Fint*>(comm)));
 }
 
 }  // namespace commsched::wrappers
@@ -62,11 +63,15 @@ void fortran_create(const char* first, const char* second, MPI_Fint* ierr, void*
 #define COMMSCHED_F_NAMES_10 a1, a2, a3, a4, a5, a6, a7, a8, a9, e
 #define COMMSCHED_F_NAMES_11 a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, e
 #define COMMSCHED_F_NAMES_13 a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, e
-// The argument before ierr: a communicator-making call's new communicator.
+// The argument before ierr: a communicator-making call's new communicator, a collective's
+// communicator.
+#define COMMSCHED_F_LAST_2 a1
 #define COMMSCHED_F_LAST_3 a2
 #define COMMSCHED_F_LAST_4 a3
 #define COMMSCHED_F_LAST_5 a4
 #define COMMSCHED_F_LAST_6 a5
 #define COMMSCHED_F_LAST_7 a6
+#define COMMSCHED_F_LAST_8 a7
+#define COMMSCHED_F_LAST_9 a8
 #define COMMSCHED_F_LAST_10 a9
 #define COMMSCHED_F_LAST_11 a10

@@ -573,15 +573,22 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F_COMPLETION, Completion)
   COMMSCHED_F_FLUSH_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F_FLUSH)
 
-// Communicator creation: forwarded the same way, then the new communicator's channel is made.
-#define COMMSCHED_F_CREATE_ONE(symbol, pmpi, plain, nf)                                         \
+// Communicator creation and blocking collectives: forwarded the same way, then `then` on the
+// communicator (the new one, or the collective's): intercept::comm_made, collective_done.
+#define COMMSCHED_F_THEN_ONE(then, symbol, pmpi, plain, nf)                                     \
   COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
-    commsched::wrappers::fortran_create(pmpi, plain, e, COMMSCHED_F_LAST_##nf,                 \
-                                        COMMSCHED_F_NAMES_##nf);                                \
+    commsched::wrappers::fortran_then<then>(pmpi, plain, e, COMMSCHED_F_LAST_##nf,             \
+                                            COMMSCHED_F_NAMES_##nf);                            \
   }
-#define COMMSCHED_F_CREATE(cname, fname, cparams, cargs, nf)                                    \
-  COMMSCHED_F_CREATE_ONE(mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)             \
-  COMMSCHED_F_CREATE_ONE(mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)            \
-  COMMSCHED_F_CREATE_ONE(mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                \
-  COMMSCHED_F_CREATE_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
+#define COMMSCHED_F_THEN(then, fname, nf)                                                       \
+  COMMSCHED_F_THEN_ONE(then, mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)         \
+  COMMSCHED_F_THEN_ONE(then, mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)        \
+  COMMSCHED_F_THEN_ONE(then, mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)            \
+  COMMSCHED_F_THEN_ONE(then, mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", \
+                       nf)
+#define COMMSCHED_F_CREATE(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F_THEN(commsched::intercept::comm_made, fname, nf)
+#define COMMSCHED_F_COLLECTIVE(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F_THEN(commsched::intercept::collective_done, fname, nf)
+COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_F_COLLECTIVE)
 COMMSCHED_COMM_CREATORS(COMMSCHED_F_CREATE)

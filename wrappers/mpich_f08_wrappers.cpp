@@ -100,11 +100,23 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F08_COMPLETION, Completion)
   COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08ts_, nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F08_FLUSH)
 
+// Blocking collectives: the same, then intercept::collective_done.
+#define COMMSCHED_F08_COLLECTIVE_ONE(symbol, nf)                                                \
+  extern "C" __attribute__((visibility("default"))) void symbol(COMMSCHED_F_ARGS_##nf) {        \
+    commsched::wrappers::fortran_then<commsched::intercept::collective_done>(                   \
+        #symbol, #symbol, e, COMMSCHED_F_LAST_##nf, COMMSCHED_F_NAMES_##nf);                   \
+  }
+#define COMMSCHED_F08_COLLECTIVE(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F08_COLLECTIVE_ONE(mpi_##fname##_f08_, nf)             \
+  COMMSCHED_F08_COLLECTIVE_ONE(mpi_##fname##_f08ts_, nf)
+COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_F08_COLLECTIVE)
+
 // Communicator creation calls PMPI directly too: intercept::comm_made is called here.
 #define COMMSCHED_F08_CREATE(cname, fname, cparams, cargs, nf)                                   \
   extern "C" __attribute__((visibility("default"))) void mpi_##fname##_f08_(                   \
       COMMSCHED_F_ARGS_##nf) {                                                                  \
-    commsched::wrappers::fortran_create("mpi_" #fname "_f08_", "mpi_" #fname "_f08_", e,       \
-                                        COMMSCHED_F_LAST_##nf, COMMSCHED_F_NAMES_##nf);         \
+    commsched::wrappers::fortran_then<commsched::intercept::comm_made>(                         \
+        "mpi_" #fname "_f08_", "mpi_" #fname "_f08_", e, COMMSCHED_F_LAST_##nf,                \
+        COMMSCHED_F_NAMES_##nf);                                                                \
   }
 COMMSCHED_COMM_CREATORS(COMMSCHED_F08_CREATE)

@@ -3,6 +3,9 @@
 #include "intercept/nonblocking.hpp"
 
 #include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,10 +16,17 @@
 #include "intercept/intercept.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
+#include "learn/engine_trial.hpp"
 #include "settings/settings.hpp"
 
 namespace commsched::intercept {
 namespace {
+
+using Arm = learn::EngineTrial::Arm;
+
+// COMMSCHED_NONBLOCKING=auto runs its trial on the first kSlots communicators congruent to
+// MPI_COMM_WORLD (by serial); the others' calls are MPI's own.
+constexpr int kSlots = 16;
 
 // A communicator's private duplicate: the exchanges' messages never meet the application's.
 struct Channel {
@@ -26,6 +36,16 @@ struct Channel {
   bool forgotten = false;   // the application freed its communicator
   bool neighbours = false;  // agreed: a topology whose lists name no rank twice on any member
   int bound = 0;            // persistent exchanges bound to it
+
+  // COMMSCHED_NONBLOCKING=auto.
+  int serial = -1;           // congruent to MPI_COMM_WORLD: made serial-th, alike on every rank
+  std::uint32_t starts = 0;  // calls on it so far, whichever mode ran them
+  learn::EngineTrial trial;
+  bool timing = false;       // the previous call was a trial call, started at `last_start`
+  double last_start = 0;
+  bool decided = false;      // agreed: from call `switch_at` on, `verdict` runs
+  std::uint32_t switch_at = 0;
+  Arm verdict = learn::EngineTrial::native;
 
   void release_if_unused() {
     if (forgotten && under_way == 0 && bound == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
@@ -70,6 +90,12 @@ struct Exchange {
 struct Engine {
   bool on = false;  // agreed: settings, thread level
   settings::NonBlocking mode = settings::NonBlocking::native;
+  bool automatic = false;     // mode auto
+  int next_serial = 0;        // auto: of the next communicator congruent to MPI_COMM_WORLD
+  int open = 0;               // auto: channels in a slot without a verdict
+  std::uint64_t collectives = 0;  // auto: blocking collectives on those communicators
+  bool trials_running = true;     // auto, agreed: an open channel had calls at the last sums
+  std::vector<std::string> verdicts;  // auto, rank 0: for the summary
   int window = 1;
   std::unordered_map<MPI_Comm, std::shared_ptr<Channel>> channels;
   std::vector<Exchange*> under_way;
@@ -203,6 +229,29 @@ std::shared_ptr<Channel> channel_for(MPI_Comm comm) {
   return it == e.channels.end() ? nullptr : it->second;
 }
 
+// The mode the setting names (eager or shift).
+Arm fixed_mode() {
+  return engine().mode == settings::NonBlocking::shift ? learn::EngineTrial::shift
+                                                       : learn::EngineTrial::eager;
+}
+
+// The mode of this call on `c`, alike on every rank: the setting, or under auto the trial's
+// schedule until the agreed verdict takes over. Counts the call and, while the trial is open,
+// closes the previous call's interval.
+Arm call_mode(Channel& c) {
+  if (!engine().automatic) return fixed_mode();
+  const std::uint32_t i = c.starts++;
+  if (c.serial < 0 || c.serial >= kSlots) return learn::EngineTrial::native;
+  if (c.decided && i >= c.switch_at) return c.verdict;
+  if (!c.decided) {
+    const double now = PMPI_Wtime();
+    if (c.timing) c.trial.observe(i - 1, now - c.last_start, c.under_way == 0);
+    c.timing = learn::EngineTrial::arm(i).has_value();
+    c.last_start = now;
+  }
+  return learn::EngineTrial::arm(i).value_or(learn::EngineTrial::native);
+}
+
 // One side of the call: where peer j's block starts, its count, and the type's facts.
 struct Side {
   const char* base;
@@ -224,7 +273,8 @@ bool describe(const void* buf, MPI_Datatype type, Side& s) {
 template <typename SendCount, typename SendDispl, typename RecvCount, typename RecvDispl>
 bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
            SendCount scount, SendDispl sdispl, void* recvbuf, MPI_Datatype recvtype,
-           RecvCount rcount, RecvDispl rdispl, MPI_Request* req, const Bound* bound = nullptr) {
+           RecvCount rcount, RecvDispl rdispl, Arm mode, MPI_Request* req,
+           const Bound* bound = nullptr) {
   Engine& e = engine();
   int n = 0, me = 0;
   Side s{}, r{};
@@ -236,7 +286,7 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
   auto x = std::make_unique<Exchange>();
   x->channel = ch;
   x->tag = static_cast<int>(ch->calls++ % 32767u);  // every MPI allows tags up to 32767
-  const bool hold = e.mode == settings::NonBlocking::shift && !paused();
+  const bool hold = mode == learn::EngineTrial::shift && !paused();
   x->window = hold ? e.window : n;
   x->sendtype = sendtype;
   // Receives in the order the senders' shift reaches this rank; empty blocks move nothing.
@@ -318,10 +368,13 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
   int n = 0;
   if (nb && req && sendbuf != MPI_IN_PLACE && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
       (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
-    const Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
-    if (start(ch, sendbuf, sendtype, at(v.sc), at(v.sd), recvbuf, recvtype, at(v.rc), at(v.rd),
-              req))
-      return MPI_SUCCESS;
+    const Arm mode = call_mode(*ch);
+    if (mode != learn::EngineTrial::native) {
+      const Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+      if (start(ch, sendbuf, sendtype, at(v.sc), at(v.sd), recvbuf, recvtype, at(v.rc),
+                at(v.rd), mode, req))
+        return MPI_SUCCESS;
+    }
   }
   ++engine().passed;
   if (vector_form)
@@ -331,6 +384,93 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
                                  req);
 }
 
+void set_open(int open) {
+  engine().open = open;
+  detail::nb_agreeing = open > 0 ? 1 : 0;
+}
+
+// Auto's verdict for `c`, agreed: from call `switch_at` on (no rank has started it yet).
+void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::EngineTrial::Totals* sum,
+            int ranks) {
+  Engine& e = engine();
+  c.decided = true;
+  c.verdict = verdict;
+  c.switch_at = switch_at;
+  set_open(e.open - 1);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  char line[256];
+  if (!sum || sum->rounds <= 0) {
+    std::snprintf(line, sizeof line,
+                  "communicator #%d: MPI's own from call %u (no interval could be counted: "
+                  "calls started before the previous one completed, or members missing)",
+                  c.serial, switch_at);
+  } else {
+    auto pct = [&](Arm a) { return 100.0 * (std::exp(sum->log_ratio[a] / sum->rounds) - 1.0); };
+    std::snprintf(line, sizeof line,
+                  "communicator #%d: %s from call %u (time per call against MPI's own: eager "
+                  "%+.1f %%, shift %+.1f %%; %.0f rounds on %d ranks)",
+                  c.serial, learn::arm_name(verdict), switch_at, pct(learn::EngineTrial::eager),
+                  pct(learn::EngineTrial::shift), sum->rounds, ranks);
+  }
+  e.verdicts.emplace_back(line);
+}
+
+// Adds up every rank's trials of the undecided channels, inside a blocking collective that
+// every rank of MPI_COMM_WORLD has called; each channel whose sums decide takes its verdict.
+void agree() {
+  Engine& e = engine();
+  const auto world = e.channels.find(MPI_COMM_WORLD);
+  if (world == e.channels.end()) return;  // alike on every rank: its channel was agreed
+  using Totals = learn::EngineTrial::Totals;
+  constexpr int kSum = 1 + Totals::kValues;  // per slot: present, then the totals
+  std::array<Channel*, kSlots> slot{};
+  for (auto& [comm, ch] : e.channels)
+    if (ch->serial >= 0 && ch->serial < kSlots && !ch->decided) slot[ch->serial] = ch.get();
+  // Per slot, the most over ranks of: present, calls started, minus the rounds seen.
+  std::array<int, 3 * kSlots> most{};
+  std::array<double, kSlots * kSum> sum{};
+  for (int k = 0; k < kSlots; ++k) {
+    const Channel* c = slot[k];
+    most[3 * k + 2] = INT_MIN;
+    if (!c) continue;
+    most[3 * k] = 1;
+    most[3 * k + 1] = static_cast<int>(std::min<std::uint32_t>(c->starts, INT_MAX));
+    most[3 * k + 2] = -static_cast<int>(c->trial.rounds_seen());
+    sum[k * kSum] = 1;
+    const auto v = c->trial.totals().pack();
+    std::copy(v.begin(), v.end(), sum.begin() + k * kSum + 1);
+  }
+  int n = 0;
+  const MPI_Comm dup = world->second->dup;
+  if (PMPI_Comm_size(dup, &n) != MPI_SUCCESS ||
+      PMPI_Allreduce(MPI_IN_PLACE, most.data(), static_cast<int>(most.size()), MPI_INT, MPI_MAX,
+                     dup) != MPI_SUCCESS ||
+      PMPI_Allreduce(MPI_IN_PLACE, sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE, MPI_SUM,
+                     dup) != MPI_SUCCESS) {
+    // Without sums no verdict: the trial's schedule, then MPI's own, runs alike on every rank.
+    core::log_warn_once("nb_agree", "cannot add up the non-blocking trial; those calls stay "
+                                    "MPI's own after it");
+    set_open(0);
+    return;
+  }
+  e.trials_running = false;
+  for (int k = 0; k < kSlots; ++k) {
+    Channel* c = slot[k];
+    if (!c) continue;
+    const auto switch_at = static_cast<std::uint32_t>(most[3 * k + 1]);
+    if (switch_at > 0) e.trials_running = true;
+    if (sum[k * kSum] != n) {  // not every member has it: no trial to trust
+      decide(*c, learn::EngineTrial::native, switch_at, nullptr, n);
+      continue;
+    }
+    const Totals t = Totals::unpack(&sum[k * kSum + 1]);
+    const auto fewest = static_cast<std::uint32_t>(-static_cast<long long>(most[3 * k + 2]));
+    if (const auto v = learn::EngineTrial::verdict(t, n, fewest)) decide(*c, *v, switch_at, &t, n);
+  }
+}
+
 }  // namespace
 
 int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -338,10 +478,12 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   if (auto ch = channel_for(comm);
       ch && req && sendbuf != MPI_IN_PLACE && sendcounts && sdispls && recvcounts && rdispls) {
-    if (start(
+    const Arm mode = call_mode(*ch);
+    if (mode != learn::EngineTrial::native &&
+        start(
             ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
             [&](int j) { return sdispls[j]; }, recvbuf, recvtype,
-            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, req))
+            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, mode, req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -352,10 +494,12 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   if (auto ch = channel_for(comm); ch && req && sendbuf != MPI_IN_PLACE) {
-    if (start(
+    const Arm mode = call_mode(*ch);
+    if (mode != learn::EngineTrial::native &&
+        start(
             ch, sendbuf, sendtype, [&](int) { return sendcount; },
             [&](int j) { return j * sendcount; }, recvbuf, recvtype,
-            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, req))
+            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, mode, req))
       return MPI_SUCCESS;
   }
   ++engine().passed;
@@ -386,7 +530,8 @@ bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_
           std::vector<int> rc, std::vector<int> rd, MPI_Request* req) {
   Engine& e = engine();
   Side probe{};
-  if (!req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
+  // Under auto a persistent exchange stays MPI's own: its verdict may come after the init.
+  if (e.automatic || !req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
       !describe(recvbuf, recvtype, probe))
     return false;
   for (std::size_t j = 0; j < sc.size(); ++j)
@@ -534,7 +679,7 @@ void nb_start(int count, const MPI_Request* reqs) {
     if (it == e.bound.end() || e.by_request.count(reqs[i])) continue;  // not ours, or active
     const Bound& b = *it->second;
     start(b.channel, b.sendbuf, b.sendtype, at(b.sc), at(b.sd), b.recvbuf, b.recvtype, at(b.rc),
-          at(b.rd), nullptr, &b);
+          at(b.rd), fixed_mode(), nullptr, &b);
   }
 }
 
@@ -586,11 +731,24 @@ void nb_release_all() {
   for (Exchange* x : engine().under_way) post_all_sends(*x);
 }
 
+void nb_collective_done(MPI_Comm comm) {
+  Engine& e = engine();
+  const auto it = e.channels.find(comm);
+  if (it == e.channels.end() || it->second->serial < 0) return;
+  const std::uint64_t k = ++e.collectives;
+  // 16, 32, ..., 1024, then every 1024th while a trial has calls (every 16384th while none
+  // has): few sums, and a late trial's verdict within 1024 collectives of its end.
+  const std::uint64_t every = e.trials_running ? 1024 : 16384;
+  const bool due = k >= 16 && (k < 1024 ? (k & (k - 1)) == 0 : k % every == 0);
+  if (due) agree();
+}
+
 void nb_setup_world() {
   Engine& e = engine();
   const settings::Settings* cfg = active_settings();
   if (!cfg || cfg->nonblocking == settings::NonBlocking::native) return;
   e.mode = cfg->nonblocking;
+  e.automatic = e.mode == settings::NonBlocking::automatic;
   e.window = cfg->nonblocking_window;
   e.on = true;
   nb_new_comm(MPI_COMM_WORLD);
@@ -615,6 +773,12 @@ void nb_new_comm(MPI_Comm comm) {
   }
   PMPI_Comm_set_errhandler(ch->dup, MPI_ERRORS_RETURN);
   if (auto old = e.channels.find(comm); old != e.channels.end()) nb_forget_comm(comm);
+  int same = MPI_UNEQUAL;
+  if (e.automatic && PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same) == MPI_SUCCESS &&
+      (same == MPI_IDENT || same == MPI_CONGRUENT)) {
+    ch->serial = e.next_serial++;  // every rank makes every such channel, in one order
+    if (ch->serial < kSlots) set_open(e.open + 1);
+  }
   e.channels[comm] = std::move(ch);
 }
 
@@ -622,8 +786,10 @@ void nb_forget_comm(MPI_Comm comm) {
   Engine& e = engine();
   auto it = e.channels.find(comm);
   if (it == e.channels.end()) return;
-  it->second->forgotten = true;
-  it->second->release_if_unused();
+  Channel& c = *it->second;
+  c.forgotten = true;
+  if (c.serial >= 0 && c.serial < kSlots && !c.decided) set_open(e.open - 1);
+  c.release_if_unused();
   e.channels.erase(it);
 }
 
@@ -631,6 +797,15 @@ void nb_finish() {
   Engine& e = engine();
   if (!e.on) return;
   while (!e.under_way.empty()) drive(*e.under_way.front());
+  std::vector<std::string> open;  // auto: trials without a verdict
+  for (auto& [comm, ch] : e.channels)
+    if (e.automatic && ch->serial >= 0 && !ch->decided && ch->starts > 0)
+      open.push_back("communicator #" + std::to_string(ch->serial) + ": no verdict after " +
+                     std::to_string(ch->starts) + " call(s)" +
+                     (ch->serial >= kSlots ? " (beyond the first " + std::to_string(kSlots) +
+                                                 " communicators: MPI's own)"
+                                           : ", " + std::to_string(ch->trial.rounds_seen()) +
+                                                 " trial round(s) on rank 0"));
   for (auto& [comm, ch] : e.channels) free_channel(*ch);
   e.channels.clear();
   if (e.self != MPI_COMM_NULL) PMPI_Comm_free(&e.self);
@@ -639,7 +814,8 @@ void nb_finish() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const settings::Settings* cfg = active_settings();
   if (rank != 0 || !cfg || cfg->log_level < core::LogLevel::warn) return;
-  const std::string how = e.mode == settings::NonBlocking::shift
+  const std::string how = e.automatic ? "auto, shift window " + std::to_string(e.window)
+                          : e.mode == settings::NonBlocking::shift
                               ? "shift, window " + std::to_string(e.window)
                               : std::string("eager");
   std::fprintf(stderr,
@@ -647,6 +823,9 @@ void nb_finish() {
                "(%s), %llu passed to MPI\n",
                static_cast<unsigned long long>(e.run), how.c_str(),
                static_cast<unsigned long long>(e.passed));
+  for (const auto* lines : {&e.verdicts, &open})
+    for (const std::string& line : *lines)
+      std::fprintf(stderr, "[commsched] non-blocking auto, %s\n", line.c_str());
 }
 
 }  // namespace commsched::intercept

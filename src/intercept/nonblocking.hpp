@@ -1,7 +1,8 @@
 #pragma once
 /// MPI_Ialltoallv, MPI_Ialltoall and their neighbourhood forms run by the library (COMMSCHED_NONBLOCKING `eager` or
-/// `shift`): the exchange becomes one message per non-empty pair on a private duplicate of the
-/// communicator, and the application holds a generalized request.
+/// `shift`, or `auto`: a trial on each communicator, learn/engine_trial.hpp): the exchange becomes
+/// one message per non-empty pair on a private duplicate of the communicator, and the
+/// application holds a generalized request.
 ///
 /// Safe in every legal program, without an agreement at the call (a start call must not block):
 ///  * The messages are the same whatever order a rank sends them in, so ranks never need to
@@ -14,6 +15,9 @@
 ///    releases them as earlier ones complete, inside the completion calls; before any other MPI
 ///    call that may block on a peer (p2p_flush), every held send is posted, so a rank never
 ///    blocks elsewhere while a peer waits for its data.
+///  * Under `auto`, the mode of a call (MPI's own, eager, shift) is a function of its index on
+///    the communicator and of verdicts agreed inside the application's blocking collectives
+///    (nb_collective_done), never of what a rank measured alone.
 ///  * While a held exchange is driven to completion (a Wait on it), the rank waits only for its
 ///    own sends, whose receives every rank posted at its call, and every other exchange's sends
 ///    are posted first: two exchanges in flight, in any order on any communicators, cannot wait
@@ -111,6 +115,7 @@ bool nb_takes_neighbor(MPI_Comm comm, const void* sendbuf);
 namespace detail {
 inline int nb_under_way = 0;  // exchanges started and not complete on this rank
 inline int nb_bound = 0;      // persistent exchanges bound on this rank
+inline int nb_agreeing = 0;   // auto: communicators whose verdict is still to agree
 }
 /// Whether this rank has an exchange under way: every completion call asks, so it is one load.
 inline bool nb_pending() { return detail::nb_under_way != 0; }
@@ -132,6 +137,18 @@ void nb_release_all();
 inline void flush_point(const char* call) {
   if (nb_pending()) nb_release_all();
   if (p2p_watching()) p2p_flush(call);
+}
+
+/// COMMSCHED_NONBLOCKING=auto: a blocking collective on `comm` returned, every member of
+/// `comm` has called it. The calls on communicators congruent to MPI_COMM_WORLD are counted,
+/// the same count on every rank (a correct program calls them in one order, as they may
+/// synchronise); at counts 16, 32, 64, ... the ranks add up their trials there, with an
+/// allreduce on MPI_COMM_WORLD's channel, and a communicator whose verdict is in switches to it
+/// from the first call no rank has started yet.
+void nb_collective_done(MPI_Comm comm);
+/// Every wrapper of a blocking collective calls it: one load unless a verdict is open.
+inline void collective_done(MPI_Comm comm) {
+  if (detail::nb_agreeing) nb_collective_done(comm);
 }
 
 /// MPI_Init, collective on MPI_COMM_WORLD: its channel, when the engine is on.

@@ -316,10 +316,11 @@ void apply_burst_hold(const Spec& spec, std::string_view value, Settings& s, Rep
 }
 
 void apply_nonblocking(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  static constexpr std::array<std::pair<std::string_view, NonBlocking>, 3> kModes{{
+  static constexpr std::array<std::pair<std::string_view, NonBlocking>, 4> kModes{{
       {"native", NonBlocking::native},
       {"eager", NonBlocking::eager},
       {"shift", NonBlocking::shift},
+      {"auto", NonBlocking::automatic},
   }};
   apply_named(spec, value, kModes, s.nonblocking, r, "a mode");
 }

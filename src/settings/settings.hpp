@@ -18,7 +18,7 @@ namespace commsched::settings {
 enum class BurstLevel { off, local, collective };
 
 /// COMMSCHED_NONBLOCKING: who runs MPI_Ialltoallv and MPI_Ialltoall.
-enum class NonBlocking { native, eager, shift };
+enum class NonBlocking { native, eager, shift, automatic };
 
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE

@@ -366,6 +366,8 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(nb.settings.nonblocking_window, 8);
   EXPECT_EQ(parse_env({{"COMMSCHED_NONBLOCKING", "eager"}}).settings.nonblocking,
             NonBlocking::eager);
+  EXPECT_EQ(parse_env({{"COMMSCHED_NONBLOCKING", "AUTO"}}).settings.nonblocking,
+            NonBlocking::automatic);
 }
 
 TEST(Settings, FaultSpec) {
