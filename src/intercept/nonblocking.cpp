@@ -384,6 +384,21 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
                                  req);
 }
 
+// Rank 0's summary line for a channel whose trial has no verdict (at its free or at the end).
+void note_open_trial(const Channel& c) {
+  Engine& e = engine();
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!e.automatic || rank != 0 || c.serial < 0 || c.decided || c.starts == 0) return;
+  e.verdicts.push_back(
+      "communicator #" + std::to_string(c.serial) + ": no verdict after " +
+      std::to_string(c.starts) + " call(s)" +
+      (c.serial >= kSlots ? " (beyond the first " + std::to_string(kSlots) +
+                                " communicators: MPI's own)"
+                          : ", " + std::to_string(c.trial.rounds_seen()) +
+                                " trial round(s) on rank 0; MPI's own after the trial"));
+}
+
 void set_open(int open) {
   engine().open = open;
   detail::nb_agreeing = open > 0 ? 1 : 0;
@@ -400,19 +415,31 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
-  char line[256];
+  char line[512];
   if (!sum || sum->rounds <= 0) {
     std::snprintf(line, sizeof line,
                   "communicator #%d: MPI's own from call %u (no interval could be counted: "
                   "calls started before the previous one completed, or members missing)",
                   c.serial, switch_at);
   } else {
-    auto pct = [&](Arm a) { return 100.0 * (std::exp(sum->log_ratio[a] / sum->rounds) - 1.0); };
+    // Per arm: the mean time per call against MPI's own, its standard error (a round counted
+    // once, as the verdict does) and the share of rounds it won.
+    const double per_rank = sum->rounds / ranks;
+    auto arm = [&](Arm a) {
+      const double mean = sum->log_ratio[a] / sum->rounds;
+      const double var = std::max(0.0, sum->log_sq[a] / sum->rounds - mean * mean);
+      char text[96];
+      std::snprintf(text, sizeof text, "%s %+.1f %% (se %.1f %%, won %.0f %% of rounds)",
+                    learn::arm_name(a), 100.0 * (std::exp(mean) - 1.0),
+                    100.0 * std::sqrt(var / per_rank), 100.0 * sum->wins[a] / sum->rounds);
+      return std::string(text);
+    };
     std::snprintf(line, sizeof line,
-                  "communicator #%d: %s from call %u (time per call against MPI's own: eager "
-                  "%+.1f %%, shift %+.1f %%; %.0f rounds on %d ranks)",
-                  c.serial, learn::arm_name(verdict), switch_at, pct(learn::EngineTrial::eager),
-                  pct(learn::EngineTrial::shift), sum->rounds, ranks);
+                  "communicator #%d: %s from call %u (time per call against MPI's own: %s, %s; "
+                  "%.0f rounds on %d ranks)",
+                  c.serial, learn::arm_name(verdict), switch_at,
+                  arm(learn::EngineTrial::eager).c_str(), arm(learn::EngineTrial::shift).c_str(),
+                  sum->rounds, ranks);
   }
   e.verdicts.emplace_back(line);
 }
@@ -736,10 +763,10 @@ void nb_collective_done(MPI_Comm comm) {
   const auto it = e.channels.find(comm);
   if (it == e.channels.end() || it->second->serial < 0) return;
   const std::uint64_t k = ++e.collectives;
-  // 16, 32, ..., 1024, then every 1024th while a trial has calls (every 16384th while none
-  // has): few sums, and a late trial's verdict within 1024 collectives of its end.
-  const std::uint64_t every = e.trials_running ? 1024 : 16384;
-  const bool due = k >= 16 && (k < 1024 ? (k & (k - 1)) == 0 : k % every == 0);
+  // 16, 32, ..., 256, then every 256th while a trial has calls (every 16384th while none has):
+  // few sums, and a trial's verdict within 256 collectives of its evidence.
+  const std::uint64_t every = e.trials_running ? 256 : 16384;
+  const bool due = k >= 16 && (k < 256 ? (k & (k - 1)) == 0 : k % every == 0);
   if (due) agree();
 }
 
@@ -788,6 +815,7 @@ void nb_forget_comm(MPI_Comm comm) {
   if (it == e.channels.end()) return;
   Channel& c = *it->second;
   c.forgotten = true;
+  note_open_trial(c);
   if (c.serial >= 0 && c.serial < kSlots && !c.decided) set_open(e.open - 1);
   c.release_if_unused();
   e.channels.erase(it);
@@ -797,16 +825,10 @@ void nb_finish() {
   Engine& e = engine();
   if (!e.on) return;
   while (!e.under_way.empty()) drive(*e.under_way.front());
-  std::vector<std::string> open;  // auto: trials without a verdict
-  for (auto& [comm, ch] : e.channels)
-    if (e.automatic && ch->serial >= 0 && !ch->decided && ch->starts > 0)
-      open.push_back("communicator #" + std::to_string(ch->serial) + ": no verdict after " +
-                     std::to_string(ch->starts) + " call(s)" +
-                     (ch->serial >= kSlots ? " (beyond the first " + std::to_string(kSlots) +
-                                                 " communicators: MPI's own)"
-                                           : ", " + std::to_string(ch->trial.rounds_seen()) +
-                                                 " trial round(s) on rank 0"));
-  for (auto& [comm, ch] : e.channels) free_channel(*ch);
+  for (auto& [comm, ch] : e.channels) {
+    note_open_trial(*ch);
+    free_channel(*ch);
+  }
   e.channels.clear();
   if (e.self != MPI_COMM_NULL) PMPI_Comm_free(&e.self);
   e.on = false;
@@ -823,9 +845,8 @@ void nb_finish() {
                "(%s), %llu passed to MPI\n",
                static_cast<unsigned long long>(e.run), how.c_str(),
                static_cast<unsigned long long>(e.passed));
-  for (const auto* lines : {&e.verdicts, &open})
-    for (const std::string& line : *lines)
-      std::fprintf(stderr, "[commsched] non-blocking auto, %s\n", line.c_str());
+  for (const std::string& line : e.verdicts)
+    std::fprintf(stderr, "[commsched] non-blocking auto, %s\n", line.c_str());
 }
 
 }  // namespace commsched::intercept

@@ -16,15 +16,19 @@ constexpr std::array<std::array<EngineTrial::Arm, EngineTrial::kArms>, 6> kOrder
     {EngineTrial::eager, EngineTrial::native, EngineTrial::shift},
 }};
 
-// A round's log-ratio is clipped: one interval that took a checkpoint's time moves the mean by
-// at most this much.
+// A round's log-ratio is clipped to ±kClip (a factor of 2.7): one interval that took a
+// checkpoint's time moves the mean by at most this much. Not less: over a network the engine's
+// gain is mostly in the rare slow rounds it avoids (a retransmission timeout after an incast).
 constexpr double kClip = 1.0;
 
-// Standard errors: an arm replaces MPI's own when its mean is this many below zero; MPI's own
-// stays early when every arm's mean is this many above the margin. The first is the stricter:
-// the sums are looked at several times as the rounds come in.
-constexpr double kChoose = 3.0;
+// An arm replaces MPI's own when its mean is kChoose standard errors below zero and its sign
+// test reaches kSign; MPI's own stays early when every arm's mean is kKeep standard errors above
+// the margin. The sign test carries the evidence: a network's intervals have tails (a
+// retransmission timeout) that make the mean's standard error large even where an arm wins
+// most rounds.
+constexpr double kChoose = 1.0;
 constexpr double kKeep = 2.0;
+constexpr double kSign = 2.0;
 
 }  // namespace
 
@@ -89,7 +93,9 @@ std::optional<EngineTrial::Arm> EngineTrial::verdict(const Totals& sum, int rank
     const double mean = sum.log_ratio[a] / sum.rounds;
     const double var = std::max(0.0, sum.log_sq[a] / sum.rounds - mean * mean);
     const double se = std::sqrt(var / per_rank);
-    if (mean <= best_mean && mean + kChoose * se < 0 && sum.wins[a] >= kWinShare * sum.rounds) {
+    // Sign test: wins against half the rounds, in a fair coin's standard deviations.
+    const double z = (sum.wins[a] / sum.rounds - 0.5) * 2.0 * std::sqrt(per_rank);
+    if (mean <= best_mean && mean + kChoose * se < 0 && z >= kSign) {
       best = a;
       best_mean = mean;
     }

