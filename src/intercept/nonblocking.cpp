@@ -482,12 +482,14 @@ void agree() {
     set_open(0);
     return;
   }
+  // From the sums alone, so the next sums come at the same collective on every rank.
   e.trials_running = false;
+  for (int k = 0; k < kSlots; ++k)
+    if (most[3 * k + 1] > 0) e.trials_running = true;
   for (int k = 0; k < kSlots; ++k) {
     Channel* c = slot[k];
     if (!c) continue;
     const auto switch_at = static_cast<std::uint32_t>(most[3 * k + 1]);
-    if (switch_at > 0) e.trials_running = true;
     if (sum[k * kSum] != n) {  // not every member has it: no trial to trust
       decide(*c, learn::EngineTrial::native, switch_at, nullptr, n);
       continue;
