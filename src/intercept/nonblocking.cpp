@@ -422,16 +422,14 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
                   "calls started before the previous one completed, or members missing)",
                   c.serial, switch_at);
   } else {
-    // Per arm: the mean time per call against MPI's own, its standard error (a round counted
-    // once, as the verdict does) and the share of rounds it won.
-    const double per_rank = sum->rounds / ranks;
+    // Per arm what the verdict weighed: the mean time per call against MPI's own, its
+    // standard error and the share of rounds it won.
     auto arm = [&](Arm a) {
-      const double mean = sum->log_ratio[a] / sum->rounds;
-      const double var = std::max(0.0, sum->log_sq[a] / sum->rounds - mean * mean);
+      const auto m = sum->measure(a, ranks);
       char text[96];
       std::snprintf(text, sizeof text, "%s %+.1f %% (se %.1f %%, won %.0f %% of rounds)",
-                    learn::arm_name(a), 100.0 * (std::exp(mean) - 1.0),
-                    100.0 * std::sqrt(var / per_rank), 100.0 * sum->wins[a] / sum->rounds);
+                    learn::arm_name(a), 100.0 * (std::exp(m.mean_log) - 1.0), 100.0 * m.se,
+                    100.0 * m.won);
       return std::string(text);
     };
     std::snprintf(line, sizeof line,

@@ -78,28 +78,32 @@ EngineTrial::Totals EngineTrial::Totals::unpack(const double* v) {
   return t;
 }
 
+EngineTrial::Totals::Measure EngineTrial::Totals::measure(Arm a, int ranks) const {
+  const double per_rank = rounds / ranks;  // a round counts once, whatever the ranks
+  const double mean = log_ratio[a] / rounds;
+  const double var = std::max(0.0, log_sq[a] / rounds - mean * mean);
+  const double won = wins[a] / rounds;
+  // Sign test: wins against half the rounds, in a fair coin's standard deviations.
+  return {mean, std::sqrt(var / per_rank), won, (won - 0.5) * 2.0 * std::sqrt(per_rank)};
+}
+
 std::optional<EngineTrial::Arm> EngineTrial::verdict(const Totals& sum, int ranks,
                                                     std::uint32_t fewest) {
   if (ranks <= 0 || fewest < kRounds) return std::nullopt;
   const double seen = sum.rounds + sum.broken;
   // Back-to-back starts, or intervals that could not be read: nothing to judge by.
   if (sum.broken * 3 > seen || sum.rounds <= 0) return native;
-  const double per_rank = sum.rounds / ranks;  // a round counts once, whatever the ranks
   const double bar = std::log(1.0 - kMargin);
   Arm best = native;
   double best_mean = bar;
   bool open = false;  // some arm might still turn out kMargin faster
   for (Arm a : {eager, shift}) {
-    const double mean = sum.log_ratio[a] / sum.rounds;
-    const double var = std::max(0.0, sum.log_sq[a] / sum.rounds - mean * mean);
-    const double se = std::sqrt(var / per_rank);
-    // Sign test: wins against half the rounds, in a fair coin's standard deviations.
-    const double z = (sum.wins[a] / sum.rounds - 0.5) * 2.0 * std::sqrt(per_rank);
-    if (mean <= best_mean && mean + kChoose * se < 0 && z >= kSign) {
+    const Totals::Measure m = sum.measure(a, ranks);
+    if (m.mean_log <= best_mean && m.mean_log + kChoose * m.se < 0 && m.sign_z >= kSign) {
       best = a;
-      best_mean = mean;
+      best_mean = m.mean_log;
     }
-    if (mean - kKeep * se <= bar) open = true;
+    if (m.mean_log - kKeep * m.se <= bar) open = true;
   }
   if (best != native || !open || fewest >= kMaxRounds) return best;
   return std::nullopt;

@@ -56,6 +56,15 @@ class EngineTrial {
     static constexpr int kValues = 3 * kArms + 2;
     std::array<double, kValues> pack() const;
     static Totals unpack(const double* v);
+
+    /// An engine arm against native over the counted rounds of `ranks` ranks (rounds > 0).
+    struct Measure {
+      double mean_log;  ///< mean log-ratio arm / native
+      double se;        ///< its standard error, a round counted once whatever the ranks
+      double won;       ///< share of rounds the arm beat native in
+      double sign_z;    ///< that share against a fair coin, in standard deviations
+    };
+    Measure measure(Arm a, int ranks) const;
   };
   const Totals& totals() const { return totals_; }
   /// Rounds seen, counted or broken.
