@@ -90,7 +90,7 @@ struct Exchange {
 struct Engine {
   bool on = false;  // agreed: settings, thread level
   settings::NonBlocking mode = settings::NonBlocking::native;
-  bool automatic = false;     // mode auto
+  bool automatic() const { return mode == settings::NonBlocking::automatic; }
   int next_serial = 0;        // auto: of the next communicator congruent to MPI_COMM_WORLD
   int open = 0;               // auto: channels in a slot without a verdict
   std::uint64_t collectives = 0;  // auto: blocking collectives on those communicators
@@ -239,7 +239,7 @@ Arm fixed_mode() {
 // schedule until the agreed verdict takes over. Counts the call and, while the trial is open,
 // closes the previous call's interval.
 Arm call_mode(Channel& c) {
-  if (!engine().automatic) return fixed_mode();
+  if (!engine().automatic()) return fixed_mode();
   const std::uint32_t i = c.starts++;
   if (c.serial < 0 || c.serial >= kSlots) return learn::EngineTrial::native;
   if (c.decided && i >= c.switch_at) return c.verdict;
@@ -389,7 +389,7 @@ void note_open_trial(const Channel& c) {
   Engine& e = engine();
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (!e.automatic || rank != 0 || c.serial < 0 || c.decided || c.starts == 0) return;
+  if (!e.automatic() || rank != 0 || c.serial < 0 || c.decided || c.starts == 0) return;
   e.verdicts.push_back(
       "communicator #" + std::to_string(c.serial) + ": no verdict after " +
       std::to_string(c.starts) + " call(s)" +
@@ -558,7 +558,7 @@ bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_
   Engine& e = engine();
   Side probe{};
   // Under auto a persistent exchange stays MPI's own: its verdict may come after the init.
-  if (e.automatic || !req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
+  if (e.automatic() || !req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
       !describe(recvbuf, recvtype, probe))
     return false;
   for (std::size_t j = 0; j < sc.size(); ++j)
@@ -775,7 +775,6 @@ void nb_setup_world() {
   const settings::Settings* cfg = active_settings();
   if (!cfg || cfg->nonblocking == settings::NonBlocking::native) return;
   e.mode = cfg->nonblocking;
-  e.automatic = e.mode == settings::NonBlocking::automatic;
   e.window = cfg->nonblocking_window;
   e.on = true;
   nb_new_comm(MPI_COMM_WORLD);
@@ -800,9 +799,7 @@ void nb_new_comm(MPI_Comm comm) {
   }
   PMPI_Comm_set_errhandler(ch->dup, MPI_ERRORS_RETURN);
   if (auto old = e.channels.find(comm); old != e.channels.end()) nb_forget_comm(comm);
-  int same = MPI_UNEQUAL;
-  if (e.automatic && PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same) == MPI_SUCCESS &&
-      (same == MPI_IDENT || same == MPI_CONGRUENT)) {
+  if (e.automatic() && congruent_to_world(comm)) {
     ch->serial = e.next_serial++;  // every rank makes every such channel, in one order
     if (ch->serial < kSlots) set_open(e.open + 1);
   }
@@ -836,7 +833,7 @@ void nb_finish() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const settings::Settings* cfg = active_settings();
   if (rank != 0 || !cfg || cfg->log_level < core::LogLevel::warn) return;
-  const std::string how = e.automatic ? "auto, shift window " + std::to_string(e.window)
+  const std::string how = e.automatic() ? "auto, shift window " + std::to_string(e.window)
                           : e.mode == settings::NonBlocking::shift
                               ? "shift, window " + std::to_string(e.window)
                               : std::string("eager");

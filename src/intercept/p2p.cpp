@@ -1238,15 +1238,17 @@ void p2p_flush(const char* call) {
   detail::p2p_watching = !s.deferred.empty() || collective_active() ? 1 : 0;
 }
 
+bool congruent_to_world(MPI_Comm comm) {
+  int result = MPI_UNEQUAL;
+  return comm != MPI_COMM_NULL && PMPI_Comm_compare(comm, MPI_COMM_WORLD, &result) == MPI_SUCCESS &&
+         (result == MPI_CONGRUENT || result == MPI_IDENT);
+}
+
 void p2p_new_comm(MPI_Comm comm) {
   State& s = st();
   // Every rank reaches here for every communicator made (a constructor is collective), whether
   // it still votes or not, so the serials stay alike.
-  if (!s.col.on || comm == MPI_COMM_NULL) return;
-  int result = MPI_UNEQUAL;
-  if (PMPI_Comm_compare(comm, MPI_COMM_WORLD, &result) != MPI_SUCCESS ||
-      (result != MPI_CONGRUENT && result != MPI_IDENT))
-    return;
+  if (!s.col.on || !congruent_to_world(comm)) return;
   s.comms.erase(comm);  // a handle MPI reused: a new number
   s.serial_of.emplace(comm_info(comm).id, s.next_serial++);
 }

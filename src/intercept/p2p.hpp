@@ -69,6 +69,10 @@ void p2p_threads_native();
 /// level collective notes a communicator congruent to MPI_COMM_WORLD, on which bursts may run
 /// collectively.
 void p2p_new_comm(MPI_Comm comm);
+/// Whether `comm` has MPI_COMM_WORLD's ranks in its order (it is MPI_COMM_WORLD, or congruent to
+/// it): alike on every rank. Level collective's bursts and COMMSCHED_NONBLOCKING=auto's trials
+/// run on such communicators only.
+bool congruent_to_world(MPI_Comm comm);
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);
 
