@@ -138,13 +138,16 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
 
 // Communicator creation (flush_points.hpp): held sends go first, as the call may block on a
 // peer; then intercept::comm_made on the new communicator.
-#define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \
-  COMMSCHED_EXPORT int MPI_##name params {                    \
-    ci::flush_point(#name);                                   \
-    const int rc = PMPI_##name args;                          \
-    if (rc == MPI_SUCCESS) ci::comm_made(*n);                 \
-    return rc;                                                \
+// COMMSCHED_C_THEN: a flush point, MPI's call, then `then` once MPI's call succeeded.
+#define COMMSCHED_C_THEN(name, params, args, then) \
+  COMMSCHED_EXPORT int MPI_##name params {         \
+    ci::flush_point(#name);                        \
+    const int status = PMPI_##name args;           \
+    if (status == MPI_SUCCESS) then;               \
+    return status;                                 \
   }
+#define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \
+  COMMSCHED_C_THEN(name, params, args, ci::comm_made(*n))
 COMMSCHED_COMM_CREATORS(COMMSCHED_COMM_CREATOR)
 
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------
@@ -221,10 +224,5 @@ COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)
 // Blocking collectives: flush points, and after MPI's call every member has been there
 // (intercept::collective_done). Each names its communicator `m`.
 #define COMMSCHED_COLLECTIVE(name, fname, params, args, nf) \
-  COMMSCHED_EXPORT int MPI_##name params {                  \
-    ci::flush_point(#name);                                 \
-    const int status = PMPI_##name args;                    \
-    if (status == MPI_SUCCESS) ci::collective_done(m);      \
-    return status;                                          \
-  }
+  COMMSCHED_C_THEN(name, params, args, ci::collective_done(m))
 COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_COLLECTIVE)

@@ -20,6 +20,14 @@ inline std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// Byte k of the block rank `from` sends to rank `to` in exchange `round`: every received byte
+/// says which exchange, sender and receiver it belongs to.
+inline unsigned char exchange_byte(int round, int from, int to, int k) {
+  return static_cast<unsigned char>(
+      mix64((static_cast<std::uint64_t>(round) << 40) ^ (static_cast<std::uint64_t>(from) << 20) ^
+            static_cast<std::uint64_t>(to) ^ (static_cast<std::uint64_t>(k) << 48)));
+}
+
 /// Deterministic stream of choices; every rank holding the same seed draws the same values.
 class Rng {
  public:

@@ -25,6 +25,8 @@
 
 #include "mpi_test_util.hpp"
 
+using mpi_test::exchange_byte;
+
 // Seen from the preloaded library whatever visibility the build gives (MPICH's mpi.h declares
 // PMPI_* without one).
 #define EXPORTED extern "C" __attribute__((visibility("default")))
@@ -78,13 +80,6 @@ namespace {
 long g_mismatches = 0;
 int g_exchanges = 0;
 
-unsigned char byte_of(int round, int from, int to, int k) {
-  return static_cast<unsigned char>(
-      mpi_test::mix64((static_cast<std::uint64_t>(round) << 40) ^
-                      (static_cast<std::uint64_t>(from) << 20) ^ static_cast<std::uint64_t>(to) ^
-                      (static_cast<std::uint64_t>(k) << 48)));
-}
-
 // The pattern repeats every iteration (the bytes change): some pairs empty, the rest 1–2000 B.
 int count_of(int from, int to) {
   mpi_test::Rng rng(static_cast<std::uint64_t>(from) * 131u + static_cast<std::uint64_t>(to));
@@ -114,7 +109,7 @@ struct Exchange {
     recv.assign(static_cast<std::size_t>(rt) + 1, 0xCC);
     for (std::size_t j = 0; j < n; ++j)
       for (int k = 0; k < sc[j]; ++k)
-        send[static_cast<std::size_t>(sd[j] + k)] = byte_of(round, rank, peers[j], k);
+        send[static_cast<std::size_t>(sd[j] + k)] = exchange_byte(round, rank, peers[j], k);
     if (neighbor)
       MPI_Ineighbor_alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(),
                               rd.data(), MPI_BYTE, comm, &req);
@@ -127,7 +122,7 @@ struct Exchange {
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     for (std::size_t j = 0; j < peers.size(); ++j)
       for (int k = 0; k < rc[j]; ++k)
-        if (recv[static_cast<std::size_t>(rd[j] + k)] != byte_of(round, peers[j], rank, k))
+        if (recv[static_cast<std::size_t>(rd[j] + k)] != exchange_byte(round, peers[j], rank, k))
           ++g_mismatches;
     ++g_exchanges;
   }
@@ -141,13 +136,13 @@ void regular(MPI_Comm comm, int round) {
   std::vector<unsigned char> send(static_cast<std::size_t>(size) * kB), recv(send.size(), 0);
   for (int j = 0; j < size; ++j)
     for (int k = 0; k < kB; ++k)
-      send[static_cast<std::size_t>(j * kB + k)] = byte_of(round, rank, j, k);
+      send[static_cast<std::size_t>(j * kB + k)] = exchange_byte(round, rank, j, k);
   MPI_Request req = MPI_REQUEST_NULL;
   MPI_Ialltoall(send.data(), kB, MPI_BYTE, recv.data(), kB, MPI_BYTE, comm, &req);
   MPI_Wait(&req, MPI_STATUS_IGNORE);
   for (int j = 0; j < size; ++j)
     for (int k = 0; k < kB; ++k)
-      if (recv[static_cast<std::size_t>(j * kB + k)] != byte_of(round, j, rank, k)) ++g_mismatches;
+      if (recv[static_cast<std::size_t>(j * kB + k)] != exchange_byte(round, j, rank, k)) ++g_mismatches;
   ++g_exchanges;
 }
 

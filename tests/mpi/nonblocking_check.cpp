@@ -16,18 +16,12 @@
 
 #include "mpi_test_util.hpp"
 
+using mpi_test::exchange_byte;
+
 namespace {
 
 int g_exchanges = 0;
 long g_mismatches = 0;
-
-// The byte at position k of the block rank `from` sends to rank `to` in exchange `round`.
-unsigned char byte_of(int round, int from, int to, int k) {
-  return static_cast<unsigned char>(
-      mpi_test::mix64((static_cast<std::uint64_t>(round) << 40) ^
-                      (static_cast<std::uint64_t>(from) << 20) ^ static_cast<std::uint64_t>(to) ^
-                      (static_cast<std::uint64_t>(k) << 48)));
-}
 
 // One MPI_Ialltoallv in bytes: counts drawn per (round, pair), some pairs empty.
 struct Vexchange {
@@ -54,7 +48,7 @@ struct Vexchange {
     send.assign(static_cast<std::size_t>(st) + 1, 0xEE);
     recv.assign(static_cast<std::size_t>(rt) + 1, 0xCC);
     for (int j = 0; j < size; ++j)
-      for (int k = 0; k < sc[j]; ++k) send[static_cast<std::size_t>(sd[j] + k)] = byte_of(round, rank, j, k);
+      for (int k = 0; k < sc[j]; ++k) send[static_cast<std::size_t>(sd[j] + k)] = exchange_byte(round, rank, j, k);
     MPI_Ialltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(), rd.data(),
                    MPI_BYTE, comm, &req);
   }
@@ -63,7 +57,7 @@ struct Vexchange {
     ++g_exchanges;
     std::vector<unsigned char> want(recv.size(), 0xCC);
     for (int j = 0; j < size; ++j)
-      for (int k = 0; k < rc[j]; ++k) want[static_cast<std::size_t>(rd[j] + k)] = byte_of(round, j, rank, k);
+      for (int k = 0; k < rc[j]; ++k) want[static_cast<std::size_t>(rd[j] + k)] = exchange_byte(round, j, rank, k);
     for (std::size_t i = 0; i < want.size(); ++i) g_mismatches += want[i] != recv[i];
   }
 };
