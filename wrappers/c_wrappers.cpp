@@ -137,7 +137,7 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
 #endif
 
 // Communicator creation (flush_points.hpp): held sends go first, as the call may block on a
-// peer; then intercept::comm_made on the new communicator.
+// peer; then intercept::comm_made on the parent (where all its ranks took part) and the new one.
 // COMMSCHED_C_THEN: a flush point, MPI's call, then `then` once MPI's call succeeded.
 #define COMMSCHED_C_THEN(name, params, args, then) \
   COMMSCHED_EXPORT int MPI_##name params {         \
@@ -147,7 +147,8 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
     return status;                                 \
   }
 #define COMMSCHED_COMM_CREATOR(name, fname, params, args, nf) \
-  COMMSCHED_C_THEN(name, params, args, ci::comm_made(*n))
+  COMMSCHED_C_THEN(name, params, args,                        \
+                   ci::comm_made(commsched::wrappers::whole_parent(#name) ? m : MPI_COMM_NULL, *n))
 COMMSCHED_COMM_CREATORS(COMMSCHED_COMM_CREATOR)
 
 // --- Isend/Irecv bursts (src/intercept/p2p.hpp) ---------------------------------------------

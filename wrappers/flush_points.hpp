@@ -6,6 +6,8 @@
 // Fortran arguments (all by reference, `nf` of them with ierr) to MPI's own pmpi_<name>_.
 //
 //   X(C name, Fortran name, C parameters, C arguments, nf)
+#include <string_view>
+
 #define COMMSCHED_FLUSH_POINTS(X)                                                                \
   X(Send, send, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7)  \
   X(Ssend, ssend, (const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m), (b, c, t, d, g, m), 7) \
@@ -79,8 +81,9 @@
 
 // Calls that make an intracommunicator, collective on it: a flush point first, then
 // intercept::comm_made where every member is present (the non-blocking engine's channel, level
-// collective's note of a communicator congruent to MPI_COMM_WORLD).
-// The new communicator is the last argument: `n` in C, the one before ierr in Fortran.
+// collective's numbering of the communicators bursts may run on).
+// The parent is the first argument; the new communicator the last: `n` in C, the one before
+// ierr in Fortran.
 //
 //   X(C name, Fortran name, C parameters, C arguments, nf)
 #define COMMSCHED_COMM_CREATORS(X)                                                              \
@@ -107,3 +110,11 @@
     (MPI_Comm m, int in, const int* s, const int* sw, int out, const int* d, const int* dw,     \
      MPI_Info i, int r, MPI_Comm* n),                                                           \
     (m, in, s, sw, out, d, dw, i, r, n), 11)
+
+namespace commsched::wrappers {
+// Whether every rank of a constructor's parent takes part in the call (by its C name): all of
+// them but MPI_Comm_create_group, which only the new group's members call.
+constexpr bool whole_parent(std::string_view name) {
+  return name != "Comm_create_group";
+}
+}  // namespace commsched::wrappers

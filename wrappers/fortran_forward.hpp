@@ -20,15 +20,28 @@ void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args
   if (ierr) *ierr = MPI_ERR_INTERN;
 }
 
-// A call forwarded as above that then tells the library about a communicator, `comm` (a
-// Fortran handle, the argument before ierr): `then` is intercept::comm_made after a call that
-// made it (COMMSCHED_COMM_CREATORS), intercept::collective_done after a blocking collective on
-// it (COMMSCHED_BLOCKING_COLLECTIVES).
-template <void (*then)(MPI_Comm), typename... Args>
-void fortran_then(const char* first, const char* second, MPI_Fint* ierr, void* comm,
-                  Args... args) {
+inline MPI_Comm comm_of(void* fortran_handle) {
+  return MPI_Comm_f2c(*static_cast<MPI_Fint*>(fortran_handle));
+}
+
+// A blocking collective forwarded as above, then intercept::collective_done on its
+// communicator `comm` (a Fortran handle, the argument before ierr).
+template <typename... Args>
+void fortran_collective(const char* first, const char* second, MPI_Fint* ierr, void* comm,
+                        Args... args) {
   fortran_forward(first, second, ierr, args...);
-  if (!ierr || *ierr == MPI_SUCCESS) then(MPI_Comm_f2c(*static_cast<MPI_Fint*>(comm)));
+  if (!ierr || *ierr == MPI_SUCCESS) intercept::collective_done(comm_of(comm));
+}
+
+// A communicator constructor forwarded as above, then intercept::comm_made on its parent (the
+// first argument; none where `whole` is false: not all its ranks take part) and the new
+// communicator (the argument before ierr).
+template <typename... Args>
+void fortran_made(const char* first, const char* second, MPI_Fint* ierr, bool whole,
+                  void* parent, void* made, Args... args) {
+  fortran_forward(first, second, ierr, args...);
+  if (!ierr || *ierr == MPI_SUCCESS)
+    intercept::comm_made(whole ? comm_of(parent) : MPI_COMM_NULL, comm_of(made));
 }
 
 }  // namespace commsched::wrappers

@@ -560,35 +560,38 @@ COMMSCHED_F_POST(recv_init)
 #define COMMSCHED_F_COMPLETION(name, params, body) COMMSCHED_F_ALL(mpi_##name, params, body)
 COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F_COMPLETION, Completion)
 
+// Each of the four Fortran spellings of `fname` through ONE(extra, symbol, pmpi, plain, nf): the
+// mpif.h manglings forward to pmpi_<name>_, mpi_f08's to pmpi_<name>_f08_.
+#define COMMSCHED_F_SPELLINGS(ONE, extra, fname, nf)                                            \
+  ONE(extra, mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                         \
+  ONE(extra, mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                        \
+  ONE(extra, mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                            \
+  ONE(extra, mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
+
 // Flush points: nf by-reference arguments, the last one ierr, forwarded unchanged.
-// Flush points: the mpif.h manglings forward to pmpi_<name>_, mpi_f08's to pmpi_<name>_f08_.
-#define COMMSCHED_F_FLUSH_ONE(symbol, pmpi, plain, nf)                                          \
+#define COMMSCHED_F_FLUSH_ONE(unused, symbol, pmpi, plain, nf)                                  \
   COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
     commsched::wrappers::fortran_forward(pmpi, plain, e, COMMSCHED_F_NAMES_##nf);              \
   }
-#define COMMSCHED_F_FLUSH(cname, fname, cparams, cargs, nf)                                     \
-  COMMSCHED_F_FLUSH_ONE(mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)              \
-  COMMSCHED_F_FLUSH_ONE(mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)             \
-  COMMSCHED_F_FLUSH_ONE(mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)                 \
-  COMMSCHED_F_FLUSH_ONE(mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", nf)
+#define COMMSCHED_F_FLUSH(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F_SPELLINGS(COMMSCHED_F_FLUSH_ONE, , fname, nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F_FLUSH)
 
-// Communicator creation and blocking collectives: forwarded the same way, then `then` on the
-// communicator (the new one, or the collective's): intercept::comm_made, collective_done.
-#define COMMSCHED_F_THEN_ONE(then, symbol, pmpi, plain, nf)                                     \
+// Blocking collectives and communicator creation: forwarded the same way, then
+// intercept::collective_done or intercept::comm_made (fortran_forward.hpp).
+#define COMMSCHED_F_COLLECTIVE_ONE(unused, symbol, pmpi, plain, nf)                             \
   COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
-    commsched::wrappers::fortran_then<then>(pmpi, plain, e, COMMSCHED_F_LAST_##nf,             \
+    commsched::wrappers::fortran_collective(pmpi, plain, e, COMMSCHED_F_LAST_##nf,             \
                                             COMMSCHED_F_NAMES_##nf);                            \
   }
-#define COMMSCHED_F_THEN(then, fname, nf)                                                       \
-  COMMSCHED_F_THEN_ONE(then, mpi_##fname##_, "pmpi_" #fname "_", "mpi_" #fname "_", nf)         \
-  COMMSCHED_F_THEN_ONE(then, mpi_##fname##__, "pmpi_" #fname "_", "mpi_" #fname "_", nf)        \
-  COMMSCHED_F_THEN_ONE(then, mpi_##fname, "pmpi_" #fname "_", "mpi_" #fname "_", nf)            \
-  COMMSCHED_F_THEN_ONE(then, mpi_##fname##_f08_, "pmpi_" #fname "_f08_", "mpi_" #fname "_f08_", \
-                       nf)
-#define COMMSCHED_F_CREATE(cname, fname, cparams, cargs, nf) \
-  COMMSCHED_F_THEN(commsched::intercept::comm_made, fname, nf)
+#define COMMSCHED_F_CREATE_ONE(whole, symbol, pmpi, plain, nf)                                  \
+  COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf) {                                       \
+    commsched::wrappers::fortran_made(pmpi, plain, e, whole, a1, COMMSCHED_F_LAST_##nf,        \
+                                      COMMSCHED_F_NAMES_##nf);                                  \
+  }
 #define COMMSCHED_F_COLLECTIVE(cname, fname, cparams, cargs, nf) \
-  COMMSCHED_F_THEN(commsched::intercept::collective_done, fname, nf)
+  COMMSCHED_F_SPELLINGS(COMMSCHED_F_COLLECTIVE_ONE, , fname, nf)
+#define COMMSCHED_F_CREATE(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F_SPELLINGS(COMMSCHED_F_CREATE_ONE, commsched::wrappers::whole_parent(#cname), fname, nf)
 COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_F_COLLECTIVE)
 COMMSCHED_COMM_CREATORS(COMMSCHED_F_CREATE)

@@ -103,8 +103,8 @@ COMMSCHED_FLUSH_POINTS(COMMSCHED_F08_FLUSH)
 // Blocking collectives: the same, then intercept::collective_done.
 #define COMMSCHED_F08_COLLECTIVE_ONE(symbol, nf)                                                \
   extern "C" __attribute__((visibility("default"))) void symbol(COMMSCHED_F_ARGS_##nf) {        \
-    commsched::wrappers::fortran_then<commsched::intercept::collective_done>(                   \
-        #symbol, #symbol, e, COMMSCHED_F_LAST_##nf, COMMSCHED_F_NAMES_##nf);                   \
+    commsched::wrappers::fortran_collective(#symbol, #symbol, e, COMMSCHED_F_LAST_##nf,        \
+                                            COMMSCHED_F_NAMES_##nf);                            \
   }
 #define COMMSCHED_F08_COLLECTIVE(cname, fname, cparams, cargs, nf) \
   COMMSCHED_F08_COLLECTIVE_ONE(mpi_##fname##_f08_, nf)             \
@@ -115,8 +115,8 @@ COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_F08_COLLECTIVE)
 #define COMMSCHED_F08_CREATE(cname, fname, cparams, cargs, nf)                                   \
   extern "C" __attribute__((visibility("default"))) void mpi_##fname##_f08_(                   \
       COMMSCHED_F_ARGS_##nf) {                                                                  \
-    commsched::wrappers::fortran_then<commsched::intercept::comm_made>(                         \
-        "mpi_" #fname "_f08_", "mpi_" #fname "_f08_", e, COMMSCHED_F_LAST_##nf,                \
-        COMMSCHED_F_NAMES_##nf);                                                                \
+    commsched::wrappers::fortran_made("mpi_" #fname "_f08_", "mpi_" #fname "_f08_", e,        \
+                                      commsched::wrappers::whole_parent(#cname), a1,           \
+                                      COMMSCHED_F_LAST_##nf, COMMSCHED_F_NAMES_##nf);          \
   }
 COMMSCHED_COMM_CREATORS(COMMSCHED_F08_CREATE)

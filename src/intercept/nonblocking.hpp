@@ -156,11 +156,12 @@ void nb_setup_world();
 /// After a call that created `comm` (MPI_COMM_NULL on ranks left out), collective on it.
 void nb_new_comm(MPI_Comm comm);
 /// What the wrappers of every communicator constructor call after it succeeded, on every rank
-/// of its parent: the engine's channel (nb_new_comm) and level collective's bookkeeping
-/// (p2p_new_comm).
-inline void comm_made(MPI_Comm comm) {
-  nb_new_comm(comm);
-  p2p_new_comm(comm);
+/// that took part: the engine's channel on `made` (nb_new_comm) and level collective's
+/// numbering (p2p_new_comm). `parent` is MPI_COMM_NULL where not every rank of the parent takes
+/// part (MPI_Comm_create_group).
+inline void comm_made(MPI_Comm parent, MPI_Comm made) {
+  nb_new_comm(made);
+  p2p_new_comm(parent, made);
 }
 /// The application frees `comm`: its channel goes once its exchanges are complete.
 void nb_forget_comm(MPI_Comm comm);

@@ -91,9 +91,13 @@ constexpr int kHoldTrialRecheck = 256;      // held bursts between re-measuremen
 constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat native's by this
 
 // --- level collective -------------------------------------------------------------------------
-// Bursts on MPI_COMM_WORLD, or on one communicator congruent to it that a wrapped constructor
-// made (a duplicate, a split with one colour, ...: State::serial_of), may run as one collective
-// exchange (the Alltoallv path, so every strategy and `auto` apply) once every rank votes for it.
+// Bursts on MPI_COMM_WORLD, or on one communicator that a wrapped constructor called by every
+// rank of MPI_COMM_WORLD (or of a communicator congruent to it) made — a duplicate, each rank's
+// part of a split, a Cartesian or graph communicator, ...: State::serial_of — may run as one
+// collective exchange over MPI_COMM_WORLD's ranks (the Alltoallv path, so every strategy and
+// `auto` apply) once every rank votes for it. Where the ranks' parts differ (a split), each
+// rank's burst is on its own part, and the exchange numbers every peer by its rank in
+// MPI_COMM_WORLD (world_peer).
 // The rules that keep a job safe:
 //  * Each rank casts one vote (a nonblocking MPI_Iallreduce on a private duplicate of
 //    MPI_COMM_WORLD) per burst, at the first MPI call it makes after its previous burst ended,
@@ -179,10 +183,12 @@ struct State {
   std::uint32_t next_comm_id = 1;
   std::uint32_t world_id = 0;  // MPI_COMM_WORLD's number (level collective), 0 before p2p_init
   // Level collective: the communicators a burst may run collectively on, MPI_COMM_WORLD and those
-  // congruent to it (same ranks in the same order) made by a wrapped constructor, by number
-  // (comm_info) to serial: MPI_COMM_WORLD 0, then 1, 2, ... in the order they were made, which
-  // every rank sees alike (each is made by a collective call of every rank).
+  // a wrapped constructor made in a call of every rank (p2p_new_comm), by number (comm_info) to
+  // serial: MPI_COMM_WORLD 0, then 1, 2, ... in the order they were made, which every rank sees
+  // alike. Those not congruent to MPI_COMM_WORLD (each rank's part of a split, ...) also map
+  // their ranks to MPI_COMM_WORLD's (world_rank_of, by number).
   boost::container::flat_map<std::uint32_t, std::uint32_t> serial_of;
+  boost::container::flat_map<std::uint32_t, std::vector<int>> world_rank_of;
   std::uint32_t next_serial = 1;
   boost::container::flat_map<MPI_Comm, CommInfo> comms;
 
@@ -266,6 +272,22 @@ CommInfo comm_info(MPI_Comm comm) {
   if (inter) PMPI_Comm_remote_size(comm, &c.size);  // peers are ranks of the remote group
   s.comms.emplace(comm, c);
   return c;
+}
+
+// Level collective: `peer` of the communicator numbered `comm` as a rank of MPI_COMM_WORLD, the
+// collective exchange's numbering (-1 if it has none; a wildcard or MPI_PROC_NULL unchanged).
+int world_peer(std::uint32_t comm, int peer) {
+  const State& s = st();
+  const auto it = s.world_rank_of.find(comm);
+  if (it == s.world_rank_of.end() || peer < 0) return peer;  // congruent: the same numbering
+  return static_cast<std::size_t>(peer) < it->second.size() ? it->second[peer] : -1;
+}
+
+// The posts of a burst with every peer numbered by world_peer.
+burst::Signature in_world(const burst::Signature& posts) {
+  burst::Signature out = posts;
+  for (burst::Post& p : out) p.peer = world_peer(p.comm, p.peer);
+  return out;
 }
 
 burst::Post make_post(burst::Kind kind, int count, MPI_Datatype type, int peer, int tag,
@@ -445,7 +467,7 @@ void cast_vote(Ballot b) {
         burst::key(c.cycles->hash(), c.instances, c.calls_at_end, c.promise_serial), c.rank,
         c.size);
     p->in[burst::aligned] = c.align[c.promise_serial];
-    p->in[burst::content] = burst::content_share(expected, c.rank);
+    p->in[burst::content] = burst::content_share(in_world(expected), c.rank);
   }
   c.cast_for_next = true;
   c.promised = b == Ballot::follow || b == Ballot::yes;
@@ -514,12 +536,14 @@ bool can_promise(std::uint64_t first, const burst::Post* post) {
   const burst::Signature* expected = s.learner->expected();
   const std::vector<std::uint64_t>* cycle = c.cycles->expected();
   if (!expected || !cycle || expected->empty()) return false;
-  // One communicator, MPI_COMM_WORLD or congruent to it: its ranks are the exchange's.
+  // One communicator with a serial: its ranks are ranks of the exchange (world_peer).
   const std::uint32_t comm = expected->front().comm;
   const auto serial = s.serial_of.find(comm);
   if (serial == s.serial_of.end()) return false;
-  for (const burst::Post& p : *expected)
-    if (p.comm != comm || p.peer < 0 || p.peer >= c.size) return false;
+  for (const burst::Post& p : *expected) {
+    const int peer = world_peer(p.comm, p.peer);
+    if (p.comm != comm || peer < 0 || peer >= c.size) return false;
+  }
   c.promise_serial = serial->second;
   if (post) return cycle->empty() && (*expected)[0] == *post;
   return !cycle->empty() && (*cycle)[0] == first;
@@ -730,10 +754,12 @@ bool note_post(const burst::Post& p, bool clean) {
   }
   // Level collective counts every message on the communicators a burst may run on.
   if (Collective& c = s.col; c.on) {
-    if (const auto serial = s.serial_of.find(p.comm); serial != s.serial_of.end())
+    if (const auto serial = s.serial_of.find(p.comm); serial != s.serial_of.end()) {
+      const int peer = world_peer(p.comm, p.peer);
       c.align[serial->second] += p.kind == burst::Kind::send
-                                     ? burst::match_key(c.rank, p.peer, p.tag)
-                                     : 0 - burst::match_key(p.peer, c.rank, p.tag);
+                                     ? burst::match_key(c.rank, peer, p.tag)
+                                     : 0 - burst::match_key(peer, c.rank, p.tag);
+    }
   }
   if (!clean) s.broken = true;
   if (s.current.size() < kMaxBurstPosts + 1) {
@@ -787,8 +813,9 @@ void settle_collective() {
   std::vector<Shadow*> by_post(s.current.size(), nullptr);
   for (Shadow* sh : s.deferred)
     if (sh->post_index < by_post.size()) by_post[sh->post_index] = sh;
-  const burst::Layout sl = burst::layout(s.current, burst::Kind::send, c.size);
-  const burst::Layout rl = burst::layout(s.current, burst::Kind::recv, c.size);
+  const burst::Signature posts = in_world(s.current);
+  const burst::Layout sl = burst::layout(posts, burst::Kind::send, c.size);
+  const burst::Layout rl = burst::layout(posts, burst::Kind::recv, c.size);
   const bool ready = sl.fits && rl.fits && pack_sends(by_post, sl);
   if (!commit(ready)) {
     release_deferred();
@@ -1244,20 +1271,59 @@ bool congruent_to_world(MPI_Comm comm) {
          (result == MPI_CONGRUENT || result == MPI_IDENT);
 }
 
-void p2p_new_comm(MPI_Comm comm) {
+namespace {
+
+// The ranks of intracommunicator `comm` as ranks of MPI_COMM_WORLD (empty if MPI cannot say).
+std::vector<int> world_ranks(MPI_Comm comm) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  int n = 0;
+  std::vector<int> out;
+  if (PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
+      PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+      PMPI_Group_size(group, &n) == MPI_SUCCESS && n > 0) {
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    out.resize(ranks.size());
+    if (PMPI_Group_translate_ranks(group, n, ranks.data(), world, out.data()) != MPI_SUCCESS)
+      out.clear();
+  }
+  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
+  if (world != MPI_GROUP_NULL) PMPI_Group_free(&world);
+  return out;
+}
+
+}  // namespace
+
+void p2p_new_comm(MPI_Comm parent, MPI_Comm made) {
   State& s = st();
-  // Every rank reaches here for every communicator made (a constructor is collective), whether
+  if (!s.col.on) return;
+  // Numbered when every rank of MPI_COMM_WORLD made the call (the new communicator is congruent
+  // to it, or the parent is): then every rank counts it, a rank left out of a split too, whether
   // it still votes or not, so the serials stay alike.
-  if (!s.col.on || !congruent_to_world(comm)) return;
-  s.comms.erase(comm);  // a handle MPI reused: a new number
-  s.serial_of.emplace(comm_info(comm).id, s.next_serial++);
+  const bool congruent = congruent_to_world(made);
+  if (!congruent && !congruent_to_world(parent)) return;
+  const std::uint32_t serial = s.next_serial++;
+  int inter = 0;
+  if (made == MPI_COMM_NULL || PMPI_Comm_test_inter(made, &inter) != MPI_SUCCESS || inter) return;
+  s.comms.erase(made);  // a handle MPI reused: a new number
+  const std::uint32_t id = comm_info(made).id;
+  if (!congruent) {
+    std::vector<int> ranks = world_ranks(made);
+    if (ranks.empty()) return;  // no bursts run collectively on it
+    s.world_rank_of.emplace(id, std::move(ranks));
+  }
+  s.serial_of.emplace(id, serial);
 }
 
 void p2p_forget_comm(MPI_Comm comm) {
   State& s = st();
   if (s.checked && !s.enabled) return;  // nothing recorded (and threads may free at once)
   p2p_flush("comm_free");
-  s.comms.erase(comm);
+  if (const auto it = s.comms.find(comm); it != s.comms.end()) {
+    s.serial_of.erase(it->second.id);
+    s.world_rank_of.erase(it->second.id);
+    s.comms.erase(it);
+  }
 }
 
 namespace {

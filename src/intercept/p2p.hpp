@@ -65,13 +65,13 @@ void p2p_init();
 /// MPI_THREAD_MULTIPLE (call at MPI_Init_thread, before p2p_init): bursts pass through to MPI
 /// untouched and the burst state is never written again, as threads may post at once.
 void p2p_threads_native();
-/// After a call made `comm` (MPI_COMM_NULL on ranks left out), on every rank of its parent:
-/// level collective notes a communicator congruent to MPI_COMM_WORLD, on which bursts may run
-/// collectively.
-void p2p_new_comm(MPI_Comm comm);
+/// After a call made `made` (MPI_COMM_NULL on ranks left out) from `parent` (MPI_COMM_NULL
+/// unless every rank of it took part), on every rank that took part: level collective numbers
+/// the communicators bursts may run on collectively, alike on every rank of MPI_COMM_WORLD.
+void p2p_new_comm(MPI_Comm parent, MPI_Comm made);
 /// Whether `comm` has MPI_COMM_WORLD's ranks in its order (it is MPI_COMM_WORLD, or congruent to
-/// it): alike on every rank. Level collective's bursts and COMMSCHED_NONBLOCKING=auto's trials
-/// run on such communicators only.
+/// it): alike on every rank. COMMSCHED_NONBLOCKING=auto's trials run on such communicators only;
+/// level collective numbers the communicators made by calls on them.
 bool congruent_to_world(MPI_Comm comm);
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);

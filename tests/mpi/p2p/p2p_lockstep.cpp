@@ -8,8 +8,11 @@
 // would deadlock here; it must settle the promised burst natively, leave the level, and finish
 // the remaining iterations correctly. --on dup runs the bursts on a duplicate of
 // MPI_COMM_WORLD, --on split on a communicator made by MPI_Comm_split with one colour (both
-// congruent to it, where level collective runs bursts too); the trap stays on MPI_COMM_WORLD.
-//   p2p_lockstep [--iterations N] [--inject-fault] [--on world|dup|split]
+// congruent to it), --on parity on each rank's half of a split by rank parity (the ring runs
+// within each half): level collective runs bursts on all three. --on part runs them on a split
+// that leaves the last rank out: that rank makes no burst, so none can run collectively, and the
+// others must still finish. The trap stays on MPI_COMM_WORLD.
+//   p2p_lockstep [--iterations N] [--inject-fault] [--on world|dup|split|parity|part]
 #include <cstring>
 #include <string>
 #include <vector>
@@ -24,11 +27,19 @@ int main(int argc, char** argv) {
     MPI_Comm comm = MPI_COMM_WORLD;
     if (on == "dup") MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     if (on == "split") MPI_Comm_split(MPI_COMM_WORLD, 0, chk.rank(), &comm);
-    const int left = p2p::ring(chk.rank(), -1, chk.size());
-    const int right = p2p::ring(chk.rank(), 1, chk.size());
+    if (on == "parity") MPI_Comm_split(MPI_COMM_WORLD, chk.rank() % 2, chk.rank(), &comm);
+    if (on == "part")
+      MPI_Comm_split(MPI_COMM_WORLD, chk.rank() + 1 < chk.size() ? 0 : MPI_UNDEFINED, chk.rank(),
+                     &comm);
+    std::vector<p2p::Message> burst;
     constexpr int kCount = 17, kTag = 20, kTrapTag = 99;
-    std::vector<p2p::Message> burst = {p2p::incoming(right, kTag, kCount, comm),
-                                       p2p::outgoing(left, kTag, kCount, comm)};
+    if (comm != MPI_COMM_NULL) {
+      int rank = 0, size = 1;
+      MPI_Comm_rank(comm, &rank);
+      MPI_Comm_size(comm, &size);
+      burst = {p2p::incoming(p2p::ring(rank, 1, size), kTag, kCount, comm),
+               p2p::outgoing(p2p::ring(rank, -1, size), kTag, kCount, comm)};
+    }
     std::vector<MPI_Request> reqs;
     std::vector<MPI_Status> st(burst.size());
     const int trap = chk.size() >= 3 ? chk.iterations() / 2 : -1;
@@ -55,6 +66,6 @@ int main(int argc, char** argv) {
       const long n = chk.size();
       chk.same(sum, n * it + n * (n - 1) / 2, it, "MPI_Allreduce");
     }
-    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+    if (comm != MPI_COMM_WORLD && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   });
 }
