@@ -30,9 +30,11 @@ if [ "${COMMSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_mpi+='mpi\.native_cases|mpi\.irregular_exchange\.changing|mpi\.bad_setting\.STRATEGY|'
   asan_mpi+='reliability\.threads|mpi\.thread_multiple\.(color|bursts)\.|'
   asan_mpi+='reliability\.fault\.(plan|send)\.|'
-  asan_mpi+='mpi\.(nonblocking|ineighbor|persistent)_check\.(eager|shift)\.np4|mpi\.nb_auto_check\.auto\.np4|'
+  asan_mpi+='mpi\.(nonblocking|ineighbor|persistent)_check\.(eager|shift)\.np4|'
+  asan_mpi+='mpi\.nb_auto_check\.(auto|split_part)\.np4|'
   asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08)\.local\.np4|'
-  asan_mpi+='mpi\.p2p\.p2p_(halo|lockstep|changing)\.collective\.np4'
+  asan_mpi+='mpi\.p2p\.p2p_(halo|lockstep|changing)\.collective\.np4|'
+  asan_mpi+='mpi\.p2p\.p2p_lockstep\.collective_parity\.np4'
   # Timing assertions (Performance.*) mean nothing under ASan's slowdown, and the 1000-matrix
   # sweeps per planner already ran at full volume above: under ASan the same paths run through
   # 1500 differential cases instead (every strategy, plan, validate, compile, execute).

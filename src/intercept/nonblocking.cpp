@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,8 +25,8 @@ namespace {
 
 using Arm = learn::EngineTrial::Arm;
 
-// COMMSCHED_NONBLOCKING=auto runs its trial on the first kSlots communicators congruent to
-// MPI_COMM_WORLD (by serial); the others' calls are MPI's own.
+// COMMSCHED_NONBLOCKING=auto runs its trial on the first kSlots communicators made by calls of
+// every rank of MPI_COMM_WORLD (by serial, nb_new_comm); the others' calls are MPI's own.
 constexpr int kSlots = 16;
 
 // A communicator's private duplicate: the exchanges' messages never meet the application's.
@@ -38,7 +39,8 @@ struct Channel {
   int bound = 0;            // persistent exchanges bound to it
 
   // COMMSCHED_NONBLOCKING=auto.
-  int serial = -1;           // congruent to MPI_COMM_WORLD: made serial-th, alike on every rank
+  int serial = -1;           // made by the serial-th call of every rank (nb_new_comm)
+  bool congruent = false;    // congruent to MPI_COMM_WORLD: its collectives count (agree)
   std::uint32_t starts = 0;  // calls on it so far, whichever mode ran them
   learn::EngineTrial trial;
   bool timing = false;       // the previous call was a trial call, started at `last_start`
@@ -91,9 +93,9 @@ struct Engine {
   bool on = false;  // agreed: settings, thread level
   settings::NonBlocking mode = settings::NonBlocking::native;
   bool automatic() const { return mode == settings::NonBlocking::automatic; }
-  int next_serial = 0;        // auto: of the next communicator congruent to MPI_COMM_WORLD
-  int open = 0;               // auto: channels in a slot without a verdict
-  std::uint64_t collectives = 0;  // auto: blocking collectives on those communicators
+  int next_serial = 0;        // auto: of the next communicator a call of every rank makes
+  std::uint32_t open = 0;     // auto, agreed: slots (bit k: serial k) without a verdict
+  std::uint64_t collectives = 0;  // auto: blocking collectives on congruent communicators
   bool trials_running = true;     // auto, agreed: an open channel had calls at the last sums
   std::vector<std::string> verdicts;  // auto, rank 0: for the summary
   int window = 1;
@@ -399,10 +401,14 @@ void note_open_trial(const Channel& c) {
                                 " trial round(s) on rank 0; MPI's own after the trial"));
 }
 
-void set_open(int open) {
+// The open slots change only where every rank changes them alike (a serial given, agreed sums),
+// so every rank takes the sums at the same collectives.
+void set_open(std::uint32_t open) {
   engine().open = open;
-  detail::nb_agreeing = open > 0 ? 1 : 0;
+  detail::nb_agreeing = open != 0 ? 1 : 0;
 }
+
+std::uint32_t slot_bit(int serial) { return std::uint32_t{1} << serial; }
 
 // Auto's verdict for `c`, agreed: from call `switch_at` on (no rank has started it yet).
 void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::EngineTrial::Totals* sum,
@@ -411,15 +417,19 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
   c.decided = true;
   c.verdict = verdict;
   c.switch_at = switch_at;
-  set_open(e.open - 1);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
   char line[512];
-  if (!sum || sum->rounds <= 0) {
+  if (!sum) {
+    std::snprintf(line, sizeof line,
+                  "communicator #%d: MPI's own from call %u (not every rank of MPI_COMM_WORLD "
+                  "has it: no trial to trust)",
+                  c.serial, switch_at);
+  } else if (sum->rounds <= 0) {
     std::snprintf(line, sizeof line,
                   "communicator #%d: MPI's own from call %u (no interval could be counted: "
-                  "calls started before the previous one completed, or members missing)",
+                  "calls started before the previous one completed)",
                   c.serial, switch_at);
   } else {
     // Per arm what the verdict weighed: the mean time per call against MPI's own, its
@@ -452,7 +462,8 @@ void agree() {
   constexpr int kSum = 1 + Totals::kValues;  // per slot: present, then the totals
   std::array<Channel*, kSlots> slot{};
   for (auto& [comm, ch] : e.channels)
-    if (ch->serial >= 0 && ch->serial < kSlots && !ch->decided) slot[ch->serial] = ch.get();
+    if (ch->serial >= 0 && ch->serial < kSlots && (e.open & slot_bit(ch->serial)))
+      slot[ch->serial] = ch.get();
   // Per slot, the most over ranks of: present, calls started, minus the rounds seen.
   std::array<int, 3 * kSlots> most{};
   std::array<double, kSlots * kSum> sum{};
@@ -482,20 +493,25 @@ void agree() {
   }
   // From the sums alone, so the next sums come at the same collective on every rank.
   e.trials_running = false;
-  for (int k = 0; k < kSlots; ++k)
-    if (most[3 * k + 1] > 0) e.trials_running = true;
+  std::uint32_t open = e.open;
   for (int k = 0; k < kSlots; ++k) {
+    if (!(open & slot_bit(k))) continue;
+    if (most[3 * k + 1] > 0) e.trials_running = true;
     Channel* c = slot[k];
-    if (!c) continue;
     const auto switch_at = static_cast<std::uint32_t>(most[3 * k + 1]);
-    if (sum[k * kSum] != n) {  // not every member has it: no trial to trust
-      decide(*c, learn::EngineTrial::native, switch_at, nullptr, n);
-      continue;
-    }
+    std::optional<Arm> v;
     const Totals t = Totals::unpack(&sum[k * kSum + 1]);
-    const auto fewest = static_cast<std::uint32_t>(-static_cast<long long>(most[3 * k + 2]));
-    if (const auto v = learn::EngineTrial::verdict(t, n, fewest)) decide(*c, *v, switch_at, &t, n);
+    if (sum[k * kSum] != n) {
+      v = learn::EngineTrial::native;  // not every rank has it (freed, left out): no trial to trust
+    } else {
+      const auto fewest = static_cast<std::uint32_t>(-static_cast<long long>(most[3 * k + 2]));
+      v = learn::EngineTrial::verdict(t, n, fewest);
+    }
+    if (!v) continue;
+    open &= ~slot_bit(k);
+    if (c) decide(*c, *v, switch_at, sum[k * kSum] == n ? &t : nullptr, n);
   }
+  set_open(open);
 }
 
 }  // namespace
@@ -761,7 +777,7 @@ void nb_release_all() {
 void nb_collective_done(MPI_Comm comm) {
   Engine& e = engine();
   const auto it = e.channels.find(comm);
-  if (it == e.channels.end() || it->second->serial < 0) return;
+  if (it == e.channels.end() || !it->second->congruent) return;
   const std::uint64_t k = ++e.collectives;
   // 16, 32, ..., 256, then every 256th while a trial has calls (every 16384th while none has):
   // few sums, and a trial's verdict within 256 collectives of its evidence.
@@ -777,12 +793,23 @@ void nb_setup_world() {
   e.mode = cfg->nonblocking;
   e.window = cfg->nonblocking_window;
   e.on = true;
-  nb_new_comm(MPI_COMM_WORLD);
+  nb_new_comm(MPI_COMM_WORLD, MPI_COMM_WORLD);
 }
 
-void nb_new_comm(MPI_Comm comm) {
+void nb_new_comm(MPI_Comm parent, MPI_Comm comm) {
   Engine& e = engine();
-  if (!e.on || comm == MPI_COMM_NULL) return;
+  if (!e.on) return;
+  // Auto numbers the communicators that a call of every rank of MPI_COMM_WORLD made (congruent
+  // to it, or each rank's part of a split of it): every rank counts such a call, one left out
+  // of a split too, so a serial means the same call everywhere and its slot opens on every
+  // rank. A slot whose communicator some rank lacks closes at the next sums.
+  int serial = -1;
+  const bool congruent = congruent_to_world(comm);
+  if (e.automatic() && (congruent || congruent_to_world(parent))) {
+    serial = e.next_serial++;
+    if (serial < kSlots) set_open(e.open | slot_bit(serial));
+  }
+  if (comm == MPI_COMM_NULL) return;
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return;  // alike on all
   auto ch = std::make_shared<Channel>();
@@ -799,10 +826,8 @@ void nb_new_comm(MPI_Comm comm) {
   }
   PMPI_Comm_set_errhandler(ch->dup, MPI_ERRORS_RETURN);
   if (auto old = e.channels.find(comm); old != e.channels.end()) nb_forget_comm(comm);
-  if (e.automatic() && congruent_to_world(comm)) {
-    ch->serial = e.next_serial++;  // every rank makes every such channel, in one order
-    if (ch->serial < kSlots) set_open(e.open + 1);
-  }
+  ch->serial = serial;
+  ch->congruent = congruent;
   e.channels[comm] = std::move(ch);
 }
 
@@ -812,8 +837,7 @@ void nb_forget_comm(MPI_Comm comm) {
   if (it == e.channels.end()) return;
   Channel& c = *it->second;
   c.forgotten = true;
-  note_open_trial(c);
-  if (c.serial >= 0 && c.serial < kSlots && !c.decided) set_open(e.open - 1);
+  note_open_trial(c);  // its slot stays open until the sums close it on every rank
   c.release_if_unused();
   e.channels.erase(it);
 }

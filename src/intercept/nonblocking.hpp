@@ -153,14 +153,15 @@ inline void collective_done(MPI_Comm comm) {
 
 /// MPI_Init, collective on MPI_COMM_WORLD: its channel, when the engine is on.
 void nb_setup_world();
-/// After a call that created `comm` (MPI_COMM_NULL on ranks left out), collective on it.
-void nb_new_comm(MPI_Comm comm);
+/// After a call that created `comm` (MPI_COMM_NULL on ranks left out) from `parent`
+/// (MPI_COMM_NULL unless every rank of it took part), on every rank that took part.
+void nb_new_comm(MPI_Comm parent, MPI_Comm comm);
 /// What the wrappers of every communicator constructor call after it succeeded, on every rank
 /// that took part: the engine's channel on `made` (nb_new_comm) and level collective's
 /// numbering (p2p_new_comm). `parent` is MPI_COMM_NULL where not every rank of the parent takes
 /// part (MPI_Comm_create_group).
 inline void comm_made(MPI_Comm parent, MPI_Comm made) {
-  nb_new_comm(made);
+  nb_new_comm(parent, made);
   p2p_new_comm(parent, made);
 }
 /// The application frees `comm`: its channel goes once its exchanges are complete.

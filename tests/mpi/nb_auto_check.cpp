@@ -1,10 +1,12 @@
 // COMMSCHED_NONBLOCKING=auto in the shape of a solver: each iteration starts an
 // MPI_Ialltoallv (or, with --neighbor, an MPI_Ineighbor_alltoallv on a distributed graph) on a
 // duplicate of MPI_COMM_WORLD, computes, reduces a dot product on another duplicate with
-// MPI_Allreduce, then waits; every 10th iteration an MPI_Ialltoall runs on half of the ranks (a
-// communicator not congruent to MPI_COMM_WORLD, which stays MPI's own). Every received byte is
-// checked against what the native call delivers, so ranks that ran different modes, or switched
-// at different calls, show as mismatches or a hang.
+// MPI_Allreduce, then waits; every 10th iteration an MPI_Ialltoall runs on each rank's half of a
+// split by rank parity. With --split halves the exchanges run on the halves instead (each half
+// its own trial, summed as one) and the MPI_Ialltoall on the duplicate; with --split part on a
+// split that leaves the last rank out (it makes no exchange; the trial ends MPI's own). Every
+// received byte is checked against what the native call delivers, so ranks that ran different
+// modes, or switched at different calls, show as mismatches or a hang.
 //
 // The program exports PMPI_Ialltoallv, PMPI_Ineighbor_alltoallv and PMPI_Isend (ENABLE_EXPORTS),
 // so the preloaded library's calls land here first: --slow-native-us N makes every call the
@@ -158,8 +160,10 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int iterations = 300;
   bool neighbor = false;
+  const char* split = "";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--neighbor")) neighbor = true;
+    else if (!std::strcmp(argv[i], "--split") && i + 1 < argc) split = argv[++i];
     else if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--slow-native-us") && i + 1 < argc) g_slow_native_us = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--slow-engine-us") && i + 1 < argc) g_slow_engine_us = std::atoi(argv[++i]);
@@ -169,7 +173,17 @@ int main(int argc, char** argv) {
 
   Exchange x;
   MPI_Comm work = MPI_COMM_NULL;
-  if (neighbor) {
+  MPI_Comm dots = MPI_COMM_NULL, half = MPI_COMM_NULL;
+  if (!std::strcmp(split, "halves") || !std::strcmp(split, "part")) {
+    const bool part = split[0] == 'p';
+    MPI_Comm_split(MPI_COMM_WORLD, part ? (rank + 1 < size ? 0 : MPI_UNDEFINED) : rank % 2, rank,
+                   &work);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dots);
+    MPI_Comm_dup(MPI_COMM_WORLD, &half);  // the MPI_Ialltoall's
+    int n = 0;
+    if (work != MPI_COMM_NULL) MPI_Comm_size(work, &n);
+    for (int j = 0; j < n; ++j) x.peers.push_back(j);
+  } else if (neighbor) {
     // Every other rank, each once: sources and destinations alike, a graph without repeats.
     for (int k = 1; k < size; ++k) x.peers.push_back((rank - k + size) % size);
     const int degree = static_cast<int>(x.peers.size());
@@ -180,25 +194,26 @@ int main(int argc, char** argv) {
     for (int j = 0; j < size; ++j) x.peers.push_back(j);
     MPI_Comm_dup(MPI_COMM_WORLD, &work);
   }
-  MPI_Comm dots = MPI_COMM_NULL, half = MPI_COMM_NULL;
-  MPI_Comm_dup(MPI_COMM_WORLD, &dots);
-  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  if (dots == MPI_COMM_NULL) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &dots);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  }
 
   double local = 0;
   for (int it = 0; it < iterations; ++it) {
-    x.start(work, neighbor, it);
+    if (work != MPI_COMM_NULL) x.start(work, neighbor, it);
     spin_us(50);
     local += 1.0;
     double global = 0;
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, dots);
     if (global != local * size) ++g_mismatches;
-    x.finish();
+    if (work != MPI_COMM_NULL) x.finish();
     if (it % 10 == 0) regular(half, it);
   }
 
   MPI_Comm_free(&half);
   MPI_Comm_free(&dots);
-  MPI_Comm_free(&work);
+  if (work != MPI_COMM_NULL) MPI_Comm_free(&work);
   long total = 0;
   MPI_Allreduce(&g_mismatches, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) std::printf("nb_auto_check: %d exchanges, %ld mismatches\n", g_exchanges, total);
