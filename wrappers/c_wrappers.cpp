@@ -221,9 +221,12 @@ COMMSCHED_EXPORT int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Stat
     return PMPI_##name args;                                     \
   }
 COMMSCHED_FLUSH_POINTS(COMMSCHED_FLUSH_POINT)
+COMMSCHED_FLUSH_POINTS_C(COMMSCHED_FLUSH_POINT)
+COMMSCHED_FLUSH_POINTS_MPI4(COMMSCHED_FLUSH_POINT)
 
 // Blocking collectives: flush points, and after MPI's call every member has been there
 // (intercept::collective_done). Each names its communicator `m`.
 #define COMMSCHED_COLLECTIVE(name, fname, params, args, nf) \
   COMMSCHED_C_THEN(name, params, args, ci::collective_done(m))
 COMMSCHED_BLOCKING_COLLECTIVES(COMMSCHED_COLLECTIVE)
+COMMSCHED_BLOCKING_COLLECTIVES_MPI4(COMMSCHED_COLLECTIVE)

@@ -6,6 +6,8 @@
 // Fortran arguments (all by reference, `nf` of them with ierr) to MPI's own pmpi_<name>_.
 //
 //   X(C name, Fortran name, C parameters, C arguments, nf)
+#include <mpi.h>
+
 #include <string_view>
 
 #define COMMSCHED_FLUSH_POINTS(X)                                                                \
@@ -34,7 +36,34 @@
     (void* b, MPI_Aint s, int d, MPI_Info i, MPI_Comm m, MPI_Win* w), (b, s, d, i, m, w), 7)     \
   X(Win_allocate, win_allocate,                                                                  \
     (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
-  X(Win_free, win_free, (MPI_Win* w), (w), 2)
+  X(Win_free, win_free, (MPI_Win* w), (w), 2)                                                  \
+  X(Win_allocate_shared, win_allocate_shared,                                                    \
+    (MPI_Aint s, int d, MPI_Info i, MPI_Comm m, void* b, MPI_Win* w), (s, d, i, m, b, w), 7)     \
+  X(Win_create_dynamic, win_create_dynamic, (MPI_Info i, MPI_Comm m, MPI_Win* w), (i, m, w), 4)  \
+  X(Win_start, win_start, (MPI_Group g, int a, MPI_Win w), (g, a, w), 4)                         \
+  X(Win_complete, win_complete, (MPI_Win w), (w), 2)                                             \
+  X(Win_post, win_post, (MPI_Group g, int a, MPI_Win w), (g, a, w), 4)                           \
+  X(Win_wait, win_wait, (MPI_Win w), (w), 2)                                                     \
+  X(Win_lock, win_lock, (int l, int r, int a, MPI_Win w), (l, r, a, w), 5)                       \
+  X(Win_unlock, win_unlock, (int r, MPI_Win w), (r, w), 3)                                       \
+  X(Win_lock_all, win_lock_all, (int a, MPI_Win w), (a, w), 3)                                   \
+  X(Win_unlock_all, win_unlock_all, (MPI_Win w), (w), 2)                                         \
+  X(Win_flush, win_flush, (int r, MPI_Win w), (r, w), 3)                                         \
+  X(Win_flush_all, win_flush_all, (MPI_Win w), (w), 2)                                           \
+  X(Win_flush_local, win_flush_local, (int r, MPI_Win w), (r, w), 3)                             \
+  X(Win_flush_local_all, win_flush_local_all, (MPI_Win w), (w), 2)
+
+// Flush points in C only: their Fortran forms pass strings, whose hidden lengths the Fortran
+// forwarders do not carry (the calls are rare: connecting jobs, spawning processes).
+#define COMMSCHED_FLUSH_POINTS_C(X)                                                             \
+  X(Comm_accept, comm_accept, (const char* p, MPI_Info i, int r, MPI_Comm m, MPI_Comm* n),      \
+    (p, i, r, m, n), 6)                                                                         \
+  X(Comm_connect, comm_connect, (const char* p, MPI_Info i, int r, MPI_Comm m, MPI_Comm* n),    \
+    (p, i, r, m, n), 6)                                                                         \
+  X(Comm_join, comm_join, (int f, MPI_Comm* n), (f, n), 3)                                      \
+  X(Comm_spawn, comm_spawn,                                                                     \
+    (const char* c, char* v[], int n, MPI_Info i, int r, MPI_Comm m, MPI_Comm* ic, int e[]),    \
+    (c, v, n, i, r, m, ic, e), 9)
 
 // Blocking collectives, the communicator their last argument (the one before ierr in Fortran):
 // flush points too, and after MPI's call intercept::collective_done, where every member of the
@@ -77,7 +106,147 @@
   X(Scan, scan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                 \
     (s, r, c, t, o, m), 7)                                                                       \
   X(Exscan, exscan, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m),               \
-    (s, r, c, t, o, m), 7)
+    (s, r, c, t, o, m), 7)                                                                       \
+  X(Neighbor_allgather, neighbor_allgather,                                                      \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm m),    \
+    (sb, sc, st, rb, rc, rt, m), 8)                                                              \
+  X(Neighbor_allgatherv, neighbor_allgatherv,                                                    \
+    (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
+     MPI_Datatype rt, MPI_Comm m),                                                               \
+    (sb, sc, st, rb, rc, rd, rt, m), 9)                                                          \
+  X(Neighbor_alltoallw, neighbor_alltoallw,                                                      \
+    (const void* sb, const int* sc, const MPI_Aint* sd, const MPI_Datatype* st, void* rb,        \
+     const int* rc, const MPI_Aint* rd, const MPI_Datatype* rt, MPI_Comm m),                     \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 10)
+
+// MPI-4 calls of the kinds above (MPICH 4; Open MPI 4.1 and SMPI have none): the large-count
+// (_c) forms and MPI_Isendrecv. C only: MPICH's Fortran bindings call the C entry points. The
+// non-blocking posts among them are flush points too: a send the library holds must not be
+// overtaken by a later one to the same peer that it does not see.
+#if MPI_VERSION >= 4
+#define COMMSCHED_FLUSH_POINTS_MPI4(X)                                                          \
+  X(Send_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m),           \
+    (b, c, t, d, g, m), 0)                                                                      \
+  X(Ssend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m),          \
+    (b, c, t, d, g, m), 0)                                                                      \
+  X(Rsend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m),          \
+    (b, c, t, d, g, m), 0)                                                                      \
+  X(Bsend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m),          \
+    (b, c, t, d, g, m), 0)                                                                      \
+  X(Recv_c, , (void* b, MPI_Count c, MPI_Datatype t, int s, int g, MPI_Comm m, MPI_Status* st), \
+    (b, c, t, s, g, m, st), 0)                                                                  \
+  X(Sendrecv_c, ,                                                                               \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, int d, int sg, void* rb, MPI_Count rc,      \
+     MPI_Datatype rt, int s, int rg, MPI_Comm m, MPI_Status* status),                           \
+    (sb, sc, st, d, sg, rb, rc, rt, s, rg, m, status), 0)                                       \
+  X(Sendrecv_replace_c, ,                                                                       \
+    (void* b, MPI_Count c, MPI_Datatype t, int d, int sg, int s, int rg, MPI_Comm m,            \
+     MPI_Status* st),                                                                           \
+    (b, c, t, d, sg, s, rg, m, st), 0)                                                          \
+  X(Isend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m,           \
+                MPI_Request* q), (b, c, t, d, g, m, q), 0)                                      \
+  X(Issend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m,          \
+                 MPI_Request* q), (b, c, t, d, g, m, q), 0)                                     \
+  X(Irsend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m,          \
+                 MPI_Request* q), (b, c, t, d, g, m, q), 0)                                     \
+  X(Ibsend_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m,          \
+                 MPI_Request* q), (b, c, t, d, g, m, q), 0)                                     \
+  X(Irecv_c, , (void* b, MPI_Count c, MPI_Datatype t, int s, int g, MPI_Comm m,                 \
+                MPI_Request* q), (b, c, t, s, g, m, q), 0)                                      \
+  X(Isendrecv, ,                                                                                \
+    (const void* sb, int sc, MPI_Datatype st, int d, int sg, void* rb, int rc, MPI_Datatype rt, \
+     int s, int rg, MPI_Comm m, MPI_Request* q),                                                \
+    (sb, sc, st, d, sg, rb, rc, rt, s, rg, m, q), 0)                                            \
+  X(Isendrecv_replace, ,                                                                        \
+    (void* b, int c, MPI_Datatype t, int d, int sg, int s, int rg, MPI_Comm m, MPI_Request* q), \
+    (b, c, t, d, sg, s, rg, m, q), 0)                                                           \
+  X(Isendrecv_c, ,                                                                              \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, int d, int sg, void* rb, MPI_Count rc,      \
+     MPI_Datatype rt, int s, int rg, MPI_Comm m, MPI_Request* q),                               \
+    (sb, sc, st, d, sg, rb, rc, rt, s, rg, m, q), 0)                                            \
+  X(Isendrecv_replace_c, ,                                                                      \
+    (void* b, MPI_Count c, MPI_Datatype t, int d, int sg, int s, int rg, MPI_Comm m,            \
+     MPI_Request* q),                                                                           \
+    (b, c, t, d, sg, s, rg, m, q), 0)                                                           \
+  X(Mrecv_c, , (void* b, MPI_Count c, MPI_Datatype t, MPI_Message* g, MPI_Status* st),          \
+    (b, c, t, g, st), 0)
+#define COMMSCHED_BLOCKING_COLLECTIVES_MPI4(X)                                                  \
+  X(Bcast_c, , (void* b, MPI_Count c, MPI_Datatype t, int r, MPI_Comm m), (b, c, t, r, m), 0)   \
+  X(Reduce_c, ,                                                                                 \
+    (const void* s, void* r, MPI_Count c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm m),      \
+    (s, r, c, t, o, root, m), 0)                                                                \
+  X(Allreduce_c, , (const void* s, void* r, MPI_Count c, MPI_Datatype t, MPI_Op o, MPI_Comm m), \
+    (s, r, c, t, o, m), 0)                                                                      \
+  X(Gather_c, ,                                                                                 \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     int r, MPI_Comm m),                                                                        \
+    (sb, sc, st, rb, rc, rt, r, m), 0)                                                          \
+  X(Gatherv_c, ,                                                                                \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
+     const MPI_Aint rd[], MPI_Datatype rt, int r, MPI_Comm m),                                  \
+    (sb, sc, st, rb, rc, rd, rt, r, m), 0)                                                      \
+  X(Scatter_c, ,                                                                                \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     int r, MPI_Comm m),                                                                        \
+    (sb, sc, st, rb, rc, rt, r, m), 0)                                                          \
+  X(Scatterv_c, ,                                                                               \
+    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], MPI_Datatype st, void* rb,      \
+     MPI_Count rc, MPI_Datatype rt, int r, MPI_Comm m),                                         \
+    (sb, sc, sd, st, rb, rc, rt, r, m), 0)                                                      \
+  X(Allgather_c, ,                                                                              \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     MPI_Comm m),                                                                               \
+    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
+  X(Allgatherv_c, ,                                                                             \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
+     const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                                         \
+    (sb, sc, st, rb, rc, rd, rt, m), 0)                                                         \
+  X(Alltoall_c, ,                                                                               \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     MPI_Comm m),                                                                               \
+    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
+  X(Alltoallv_c, ,                                                                              \
+    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], MPI_Datatype st, void* rb,      \
+     const MPI_Count rc[], const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                   \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
+  X(Alltoallw_c, ,                                                                              \
+    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], const MPI_Datatype st[],        \
+     void* rb, const MPI_Count rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm m), \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
+  X(Reduce_scatter_c, ,                                                                         \
+    (const void* s, void* r, const MPI_Count c[], MPI_Datatype t, MPI_Op o, MPI_Comm m),        \
+    (s, r, c, t, o, m), 0)                                                                      \
+  X(Reduce_scatter_block_c, ,                                                                   \
+    (const void* s, void* r, MPI_Count c, MPI_Datatype t, MPI_Op o, MPI_Comm m),                \
+    (s, r, c, t, o, m), 0)                                                                      \
+  X(Scan_c, , (const void* s, void* r, MPI_Count c, MPI_Datatype t, MPI_Op o, MPI_Comm m),      \
+    (s, r, c, t, o, m), 0)                                                                      \
+  X(Exscan_c, , (const void* s, void* r, MPI_Count c, MPI_Datatype t, MPI_Op o, MPI_Comm m),    \
+    (s, r, c, t, o, m), 0)                                                                      \
+  X(Neighbor_allgather_c, ,                                                                     \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     MPI_Comm m),                                                                               \
+    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
+  X(Neighbor_allgatherv_c, ,                                                                    \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
+     const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                                         \
+    (sb, sc, st, rb, rc, rd, rt, m), 0)                                                         \
+  X(Neighbor_alltoall_c, ,                                                                      \
+    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
+     MPI_Comm m),                                                                               \
+    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
+  X(Neighbor_alltoallv_c, ,                                                                     \
+    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], MPI_Datatype st, void* rb,      \
+     const MPI_Count rc[], const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                   \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
+  X(Neighbor_alltoallw_c, ,                                                                     \
+    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], const MPI_Datatype st[],        \
+     void* rb, const MPI_Count rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm m), \
+    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)
+#else
+#define COMMSCHED_FLUSH_POINTS_MPI4(X)
+#define COMMSCHED_BLOCKING_COLLECTIVES_MPI4(X)
+#endif
 
 // Calls that make an intracommunicator, collective on it: a flush point first, then
 // intercept::comm_made where every member is present (the non-blocking engine's channel, level

@@ -149,12 +149,16 @@ CallClass classify_call(std::string_view name) {
       n.erase(n.size() - suffix.size());
       break;
     }
+  // A large-count form (MPI-4's "_c") is the same call.
+  if (n.size() > 2 && n.compare(n.size() - 2, 2, "_c") == 0) n.erase(n.size() - 2);
   // Blocking collectives, the communicator constructors among them (collective on their
   // parent, or on the group for comm_create_group).
-  static constexpr std::array<std::string_view, 31> kCollectives{
+  static constexpr std::array<std::string_view, 36> kCollectives{
       "barrier",   "bcast",      "reduce",    "allreduce", "gather",         "gatherv",
       "scatter",   "scatterv",   "allgather", "allgatherv", "alltoall",      "alltoallv",
       "alltoallw", "reduce_scatter", "reduce_scatter_block", "scan",         "exscan",
+      "neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+      "neighbor_alltoallw",
       "comm_free", "win_fence",  "comm_dup",  "comm_dup_with_info", "comm_split",
       "comm_split_type", "comm_create", "comm_create_group", "intercomm_merge", "cart_create",
       "cart_sub",  "graph_create", "dist_graph_create", "dist_graph_create_adjacent"};

@@ -163,17 +163,20 @@ TEST(BurstAgree, CycleLearnerNeedsRepeatsAndResets) {
 
 TEST(BurstAgree, CallClassesAcrossSpellings) {
   for (const char* n : {"Allreduce", "MPI_Allreduce", "pmpi_allreduce_", "pmpi_allreduce__",
-                        "mpi_allreduce_f08_", "MPI_ALLREDUCE", "mpi_allreduce_f08ts_"}) {
+                        "mpi_allreduce_f08_", "MPI_ALLREDUCE", "mpi_allreduce_f08ts_",
+                        "Allreduce_c"}) {
     EXPECT_TRUE(classify_call(n).in_cycle) << n;
     EXPECT_EQ(classify_call(n).id, classify_call("allreduce").id) << n;
   }
   EXPECT_NE(classify_call("Reduce").id, classify_call("Allreduce").id);
   for (const char* n : {"Send", "Recv", "Sendrecv", "Probe", "Iprobe", "p2p:wait", "startall",
-                        "cancel", "request_free", "pmpi_recv_"})
+                        "cancel", "request_free", "pmpi_recv_", "Isend_c", "Isendrecv",
+                        "Win_wait", "Win_lock", "Comm_accept"})
     EXPECT_FALSE(classify_call(n).in_cycle) << n;
   for (const char* n : {"Barrier", "Bcast", "Alltoallv", "Comm_free", "Win_fence", "Gatherv",
                         "Comm_dup", "Comm_split", "mpi_comm_split_type_", "Cart_create",
-                        "Dist_graph_create_adjacent", "Intercomm_merge"})
+                        "Dist_graph_create_adjacent", "Intercomm_merge", "Neighbor_allgather",
+                        "mpi_neighbor_alltoallw_", "Alltoallv_c", "Neighbor_alltoallw_c"})
     EXPECT_TRUE(classify_call(n).in_cycle) << n;
 }
 
