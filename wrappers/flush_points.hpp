@@ -51,7 +51,8 @@
   X(Win_flush, win_flush, (int r, MPI_Win w), (r, w), 3)                                         \
   X(Win_flush_all, win_flush_all, (MPI_Win w), (w), 2)                                           \
   X(Win_flush_local, win_flush_local, (int r, MPI_Win w), (r, w), 3)                             \
-  X(Win_flush_local_all, win_flush_local_all, (MPI_Win w), (w), 2)
+  X(Win_flush_local_all, win_flush_local_all, (MPI_Win w), (w), 2)                             \
+  X(Buffer_detach, buffer_detach, (void* b, int* n), (b, n), 3)
 
 // Flush points in C only: their Fortran forms pass strings, whose hidden lengths the Fortran
 // forwarders do not carry (the calls are rare: connecting jobs, spawning processes).
@@ -169,7 +170,8 @@
      MPI_Request* q),                                                                           \
     (b, c, t, d, sg, s, rg, m, q), 0)                                                           \
   X(Mrecv_c, , (void* b, MPI_Count c, MPI_Datatype t, MPI_Message* g, MPI_Status* st),          \
-    (b, c, t, g, st), 0)
+    (b, c, t, g, st), 0)                                                                        \
+  X(Buffer_detach_c, , (void* b, MPI_Count* n), (b, n), 0)
 #define COMMSCHED_BLOCKING_COLLECTIVES_MPI4(X)                                                  \
   X(Bcast_c, , (void* b, MPI_Count c, MPI_Datatype t, int r, MPI_Comm m), (b, c, t, r, m), 0)   \
   X(Reduce_c, ,                                                                                 \
