@@ -804,8 +804,8 @@ void nb_new_comm(MPI_Comm parent, MPI_Comm comm) {
   // of a split too, so a serial means the same call everywhere and its slot opens on every
   // rank. A slot whose communicator some rank lacks closes at the next sums.
   int serial = -1;
-  const bool congruent = congruent_to_world(comm);
-  if (e.automatic() && (congruent || congruent_to_world(parent))) {
+  const WorldCall call = e.automatic() ? world_call(parent, comm) : WorldCall{};
+  if (call.every_rank) {
     serial = e.next_serial++;
     if (serial < kSlots) set_open(e.open | slot_bit(serial));
   }
@@ -827,7 +827,7 @@ void nb_new_comm(MPI_Comm parent, MPI_Comm comm) {
   PMPI_Comm_set_errhandler(ch->dup, MPI_ERRORS_RETURN);
   if (auto old = e.channels.find(comm); old != e.channels.end()) nb_forget_comm(comm);
   ch->serial = serial;
-  ch->congruent = congruent;
+  ch->congruent = call.congruent;
   e.channels[comm] = std::move(ch);
 }
 

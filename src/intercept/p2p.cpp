@@ -93,7 +93,7 @@ constexpr double kHoldMargin = 0.03;        // held's fastest burst must beat na
 // --- level collective -------------------------------------------------------------------------
 // Bursts on MPI_COMM_WORLD, or on one communicator that a wrapped constructor called by every
 // rank of MPI_COMM_WORLD (or of a communicator congruent to it) made — a duplicate, each rank's
-// part of a split, a Cartesian or graph communicator, ...: State::serial_of — may run as one
+// part of a split, a Cartesian or graph communicator, ...: State::numbered — may run as one
 // collective exchange over MPI_COMM_WORLD's ranks (the Alltoallv path, so every strategy and
 // `auto` apply) once every rank votes for it. Where the ranks' parts differ (a split), each
 // rank's burst is on its own part, and the exchange numbers every peer by its rank in
@@ -148,7 +148,7 @@ struct Collective {
   std::uint64_t instances = 0;         // bursts ended so far
   std::uint64_t calls_at_end = 0;      // collective_calls when the last burst ended
   // Running match-key sums of this rank's posts, one per communicator that may hold a
-  // collective burst (by its serial, see State::serial_of).
+  // collective burst (by its serial, see State::numbered).
   boost::container::flat_map<std::uint32_t, std::uint64_t> align;
   std::uint32_t promise_serial = 0;    // the communicator of the burst promised (can_promise)
   // Votes.
@@ -183,12 +183,15 @@ struct State {
   std::uint32_t next_comm_id = 1;
   std::uint32_t world_id = 0;  // MPI_COMM_WORLD's number (level collective), 0 before p2p_init
   // Level collective: the communicators a burst may run collectively on, MPI_COMM_WORLD and those
-  // a wrapped constructor made in a call of every rank (p2p_new_comm), by number (comm_info) to
-  // serial: MPI_COMM_WORLD 0, then 1, 2, ... in the order they were made, which every rank sees
-  // alike. Those not congruent to MPI_COMM_WORLD (each rank's part of a split, ...) also map
-  // their ranks to MPI_COMM_WORLD's (world_rank_of, by number).
-  boost::container::flat_map<std::uint32_t, std::uint32_t> serial_of;
-  boost::container::flat_map<std::uint32_t, std::vector<int>> world_rank_of;
+  // a wrapped constructor made in a call of every rank (p2p_new_comm), by number (comm_info):
+  // their serial, MPI_COMM_WORLD 0, then 1, 2, ... in the order they were made, which every rank
+  // sees alike; and, where not congruent to MPI_COMM_WORLD (each rank's part of a split, ...),
+  // their ranks as MPI_COMM_WORLD's (empty: the same numbering).
+  struct Numbered {
+    std::uint32_t serial = 0;
+    std::vector<int> world_ranks;
+  };
+  boost::container::flat_map<std::uint32_t, Numbered> numbered;
   std::uint32_t next_serial = 1;
   boost::container::flat_map<MPI_Comm, CommInfo> comms;
 
@@ -274,13 +277,17 @@ CommInfo comm_info(MPI_Comm comm) {
   return c;
 }
 
-// Level collective: `peer` of the communicator numbered `comm` as a rank of MPI_COMM_WORLD, the
-// collective exchange's numbering (-1 if it has none; a wildcard or MPI_PROC_NULL unchanged).
+// Level collective: `peer` of a communicator as a rank of MPI_COMM_WORLD, the collective
+// exchange's numbering (-1 if it has none; a wildcard or MPI_PROC_NULL unchanged), from its
+// ranks' map (State::Numbered) or its number `comm`.
+int world_peer(const std::vector<int>& world_ranks, int peer) {
+  if (world_ranks.empty() || peer < 0) return peer;  // congruent: the same numbering
+  return static_cast<std::size_t>(peer) < world_ranks.size() ? world_ranks[peer] : -1;
+}
 int world_peer(std::uint32_t comm, int peer) {
   const State& s = st();
-  const auto it = s.world_rank_of.find(comm);
-  if (it == s.world_rank_of.end() || peer < 0) return peer;  // congruent: the same numbering
-  return static_cast<std::size_t>(peer) < it->second.size() ? it->second[peer] : -1;
+  const auto it = s.numbered.find(comm);
+  return it == s.numbered.end() ? peer : world_peer(it->second.world_ranks, peer);
 }
 
 // The posts of a burst with every peer numbered by world_peer.
@@ -538,13 +545,13 @@ bool can_promise(std::uint64_t first, const burst::Post* post) {
   if (!expected || !cycle || expected->empty()) return false;
   // One communicator with a serial: its ranks are ranks of the exchange (world_peer).
   const std::uint32_t comm = expected->front().comm;
-  const auto serial = s.serial_of.find(comm);
-  if (serial == s.serial_of.end()) return false;
+  const auto numbered = s.numbered.find(comm);
+  if (numbered == s.numbered.end()) return false;
   for (const burst::Post& p : *expected) {
     const int peer = world_peer(p.comm, p.peer);
     if (p.comm != comm || peer < 0 || peer >= c.size) return false;
   }
-  c.promise_serial = serial->second;
+  c.promise_serial = numbered->second.serial;
   if (post) return cycle->empty() && (*expected)[0] == *post;
   return !cycle->empty() && (*cycle)[0] == first;
 }
@@ -754,11 +761,11 @@ bool note_post(const burst::Post& p, bool clean) {
   }
   // Level collective counts every message on the communicators a burst may run on.
   if (Collective& c = s.col; c.on) {
-    if (const auto serial = s.serial_of.find(p.comm); serial != s.serial_of.end()) {
-      const int peer = world_peer(p.comm, p.peer);
-      c.align[serial->second] += p.kind == burst::Kind::send
-                                     ? burst::match_key(c.rank, peer, p.tag)
-                                     : 0 - burst::match_key(peer, c.rank, p.tag);
+    if (const auto numbered = s.numbered.find(p.comm); numbered != s.numbered.end()) {
+      const int peer = world_peer(numbered->second.world_ranks, p.peer);
+      c.align[numbered->second.serial] += p.kind == burst::Kind::send
+                                              ? burst::match_key(c.rank, peer, p.tag)
+                                              : 0 - burst::match_key(peer, c.rank, p.tag);
     }
   }
   if (!clean) s.broken = true;
@@ -1271,6 +1278,13 @@ bool congruent_to_world(MPI_Comm comm) {
          (result == MPI_CONGRUENT || result == MPI_IDENT);
 }
 
+WorldCall world_call(MPI_Comm parent, MPI_Comm made) {
+  WorldCall c;
+  c.congruent = congruent_to_world(made);
+  c.every_rank = c.congruent || congruent_to_world(parent);
+  return c;
+}
+
 namespace {
 
 // The ranks of intracommunicator `comm` as ranks of MPI_COMM_WORLD (empty if MPI cannot say).
@@ -1300,19 +1314,18 @@ void p2p_new_comm(MPI_Comm parent, MPI_Comm made) {
   // Numbered when every rank of MPI_COMM_WORLD made the call (the new communicator is congruent
   // to it, or the parent is): then every rank counts it, a rank left out of a split too, whether
   // it still votes or not, so the serials stay alike.
-  const bool congruent = congruent_to_world(made);
-  if (!congruent && !congruent_to_world(parent)) return;
+  const WorldCall call = world_call(parent, made);
+  if (!call.every_rank) return;
   const std::uint32_t serial = s.next_serial++;
   int inter = 0;
   if (made == MPI_COMM_NULL || PMPI_Comm_test_inter(made, &inter) != MPI_SUCCESS || inter) return;
   s.comms.erase(made);  // a handle MPI reused: a new number
-  const std::uint32_t id = comm_info(made).id;
-  if (!congruent) {
-    std::vector<int> ranks = world_ranks(made);
-    if (ranks.empty()) return;  // no bursts run collectively on it
-    s.world_rank_of.emplace(id, std::move(ranks));
+  State::Numbered n{serial, {}};
+  if (!call.congruent) {
+    n.world_ranks = world_ranks(made);
+    if (n.world_ranks.empty()) return;  // no bursts run collectively on it
   }
-  s.serial_of.emplace(id, serial);
+  s.numbered.emplace(comm_info(made).id, std::move(n));
 }
 
 void p2p_forget_comm(MPI_Comm comm) {
@@ -1320,8 +1333,7 @@ void p2p_forget_comm(MPI_Comm comm) {
   if (s.checked && !s.enabled) return;  // nothing recorded (and threads may free at once)
   p2p_flush("comm_free");
   if (const auto it = s.comms.find(comm); it != s.comms.end()) {
-    s.serial_of.erase(it->second.id);
-    s.world_rank_of.erase(it->second.id);
+    s.numbered.erase(it->second.id);
     s.comms.erase(it);
   }
 }
@@ -1376,7 +1388,7 @@ void p2p_init() {
   PMPI_Comm_size(MPI_COMM_WORLD, &c.size);
   c.use_trial = cfg->trial;
   s.world_id = comm_info(MPI_COMM_WORLD).id;
-  s.serial_of.emplace(s.world_id, 0);
+  s.numbered.emplace(s.world_id, State::Numbered{});
   c.on = true;
   detail::p2p_watching = 1;
 }

@@ -73,6 +73,16 @@ void p2p_new_comm(MPI_Comm parent, MPI_Comm made);
 /// it): alike on every rank. COMMSCHED_NONBLOCKING=auto's trials run on such communicators only;
 /// level collective numbers the communicators made by calls on them.
 bool congruent_to_world(MPI_Comm comm);
+/// How a constructor's call (`parent` as p2p_new_comm takes it) relates to MPI_COMM_WORLD, alike
+/// on every rank: `congruent`, the new communicator is congruent to it; `every_rank`, every rank
+/// of MPI_COMM_WORLD made the call (the new communicator or the parent is congruent), so every
+/// rank counts it, one left out of a split too. Level collective and COMMSCHED_NONBLOCKING=auto
+/// number such calls.
+struct WorldCall {
+  bool congruent = false;
+  bool every_rank = false;
+};
+WorldCall world_call(MPI_Comm parent, MPI_Comm made);
 /// The communicator is being freed: forget its number.
 void p2p_forget_comm(MPI_Comm comm);
 
