@@ -52,19 +52,78 @@
   X(Win_flush_all, win_flush_all, (MPI_Win w), (w), 2)                                           \
   X(Win_flush_local, win_flush_local, (int r, MPI_Win w), (r, w), 3)                             \
   X(Win_flush_local_all, win_flush_local_all, (MPI_Win w), (w), 2)                             \
-  X(Buffer_detach, buffer_detach, (void* b, int* n), (b, n), 3)
+  X(Buffer_detach, buffer_detach, (void* b, int* n), (b, n), 3)                                 \
+  X(Comm_join, comm_join, (int f, MPI_Comm* n), (f, n), 3)
 
-// Flush points in C only: their Fortran forms pass strings, whose hidden lengths the Fortran
-// forwarders do not carry (the calls are rare: connecting jobs, spawning processes).
-#define COMMSCHED_FLUSH_POINTS_C(X)                                                             \
+// Flush points that take one string: its Fortran forms pass the string's length after ierr,
+// which the Fortran forwarders carry on.
+#define COMMSCHED_FLUSH_POINTS_STRING(X)                                                        \
   X(Comm_accept, comm_accept, (const char* p, MPI_Info i, int r, MPI_Comm m, MPI_Comm* n),      \
     (p, i, r, m, n), 6)                                                                         \
   X(Comm_connect, comm_connect, (const char* p, MPI_Info i, int r, MPI_Comm m, MPI_Comm* n),    \
     (p, i, r, m, n), 6)                                                                         \
-  X(Comm_join, comm_join, (int f, MPI_Comm* n), (f, n), 3)                                      \
+  X(File_open, file_open, (MPI_Comm m, const char* n, int a, MPI_Info i, MPI_File* f),          \
+    (m, n, a, i, f), 6)                                                                         \
+  X(File_set_view, file_set_view,                                                               \
+    (MPI_File f, MPI_Offset d, MPI_Datatype e, MPI_Datatype t, const char* r, MPI_Info i),      \
+    (f, d, e, t, r, i), 7)
+
+// Flush points in C only: MPI_Comm_spawn's Fortran form passes an array of strings (the call
+// is rare: spawning processes).
+#define COMMSCHED_FLUSH_POINTS_C(X)                                                             \
   X(Comm_spawn, comm_spawn,                                                                     \
     (const char* c, char* v[], int n, MPI_Info i, int r, MPI_Comm m, MPI_Comm* ic, int e[]),    \
     (c, v, n, i, r, m, ic, e), 9)
+
+// MPI-IO's collective calls: every rank of the file's communicator takes part, so a rank may
+// wait there for a peer that waits for one of its held sends (collective buffering moves data
+// between ranks too). Independent reads and writes and the non-blocking forms wait on no peer.
+// MPI_File_open and MPI_File_set_view take a string: COMMSCHED_FLUSH_POINTS_STRING.
+#define COMMSCHED_FLUSH_POINTS_IO(X)                                                            \
+  X(File_close, file_close, (MPI_File* f), (f), 2)                                              \
+  X(File_set_size, file_set_size, (MPI_File f, MPI_Offset s), (f, s), 3)                        \
+  X(File_preallocate, file_preallocate, (MPI_File f, MPI_Offset s), (f, s), 3)                  \
+  X(File_set_info, file_set_info, (MPI_File f, MPI_Info i), (f, i), 3)                          \
+  X(File_set_atomicity, file_set_atomicity, (MPI_File f, int a), (f, a), 3)                     \
+  X(File_sync, file_sync, (MPI_File f), (f), 2)                                                 \
+  X(File_seek_shared, file_seek_shared, (MPI_File f, MPI_Offset o, int w), (f, o, w), 4)        \
+  X(File_read_at_all, file_read_at_all,                                                         \
+    (MPI_File f, MPI_Offset o, void* b, int c, MPI_Datatype t, MPI_Status* st),                 \
+    (f, o, b, c, t, st), 7)                                                                     \
+  X(File_write_at_all, file_write_at_all,                                                       \
+    (MPI_File f, MPI_Offset o, const void* b, int c, MPI_Datatype t, MPI_Status* st),           \
+    (f, o, b, c, t, st), 7)                                                                     \
+  X(File_read_all, file_read_all, (MPI_File f, void* b, int c, MPI_Datatype t, MPI_Status* st), \
+    (f, b, c, t, st), 6)                                                                        \
+  X(File_write_all, file_write_all,                                                             \
+    (MPI_File f, const void* b, int c, MPI_Datatype t, MPI_Status* st), (f, b, c, t, st), 6)    \
+  X(File_read_ordered, file_read_ordered,                                                       \
+    (MPI_File f, void* b, int c, MPI_Datatype t, MPI_Status* st), (f, b, c, t, st), 6)          \
+  X(File_write_ordered, file_write_ordered,                                                     \
+    (MPI_File f, const void* b, int c, MPI_Datatype t, MPI_Status* st), (f, b, c, t, st), 6)    \
+  X(File_read_at_all_begin, file_read_at_all_begin,                                             \
+    (MPI_File f, MPI_Offset o, void* b, int c, MPI_Datatype t), (f, o, b, c, t), 6)             \
+  X(File_write_at_all_begin, file_write_at_all_begin,                                           \
+    (MPI_File f, MPI_Offset o, const void* b, int c, MPI_Datatype t), (f, o, b, c, t), 6)       \
+  X(File_read_all_begin, file_read_all_begin, (MPI_File f, void* b, int c, MPI_Datatype t),     \
+    (f, b, c, t), 5)                                                                            \
+  X(File_write_all_begin, file_write_all_begin,                                                 \
+    (MPI_File f, const void* b, int c, MPI_Datatype t), (f, b, c, t), 5)                        \
+  X(File_read_ordered_begin, file_read_ordered_begin,                                           \
+    (MPI_File f, void* b, int c, MPI_Datatype t), (f, b, c, t), 5)                              \
+  X(File_write_ordered_begin, file_write_ordered_begin,                                         \
+    (MPI_File f, const void* b, int c, MPI_Datatype t), (f, b, c, t), 5)                        \
+  X(File_read_at_all_end, file_read_at_all_end, (MPI_File f, void* b, MPI_Status* st),          \
+    (f, b, st), 4)                                                                              \
+  X(File_write_at_all_end, file_write_at_all_end, (MPI_File f, const void* b, MPI_Status* st),  \
+    (f, b, st), 4)                                                                              \
+  X(File_read_all_end, file_read_all_end, (MPI_File f, void* b, MPI_Status* st), (f, b, st), 4) \
+  X(File_write_all_end, file_write_all_end, (MPI_File f, const void* b, MPI_Status* st),        \
+    (f, b, st), 4)                                                                              \
+  X(File_read_ordered_end, file_read_ordered_end, (MPI_File f, void* b, MPI_Status* st),        \
+    (f, b, st), 4)                                                                              \
+  X(File_write_ordered_end, file_write_ordered_end,                                             \
+    (MPI_File f, const void* b, MPI_Status* st), (f, b, st), 4)
 
 // Blocking collectives, the communicator their last argument (the one before ierr in Fortran):
 // flush points too, and after MPI's call intercept::collective_done, where every member of the
@@ -171,7 +230,35 @@
     (b, c, t, d, sg, s, rg, m, q), 0)                                                           \
   X(Mrecv_c, , (void* b, MPI_Count c, MPI_Datatype t, MPI_Message* g, MPI_Status* st),          \
     (b, c, t, g, st), 0)                                                                        \
-  X(Buffer_detach_c, , (void* b, MPI_Count* n), (b, n), 0)
+  X(Buffer_detach_c, , (void* b, MPI_Count* n), (b, n), 0)                                    \
+  X(File_read_at_all_c, ,                                                                       \
+    (MPI_File f, MPI_Offset o, void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st),           \
+    (f, o, b, c, t, st), 0)                                                                     \
+  X(File_write_at_all_c, ,                                                                      \
+    (MPI_File f, MPI_Offset o, const void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st),     \
+    (f, o, b, c, t, st), 0)                                                                     \
+  X(File_read_all_c, , (MPI_File f, void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st),      \
+    (f, b, c, t, st), 0)                                                                        \
+  X(File_write_all_c, ,                                                                         \
+    (MPI_File f, const void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st), (f, b, c, t, st), \
+    0)                                                                                          \
+  X(File_read_ordered_c, , (MPI_File f, void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st),  \
+    (f, b, c, t, st), 0)                                                                        \
+  X(File_write_ordered_c, ,                                                                     \
+    (MPI_File f, const void* b, MPI_Count c, MPI_Datatype t, MPI_Status* st), (f, b, c, t, st), \
+    0)                                                                                          \
+  X(File_read_at_all_begin_c, ,                                                                 \
+    (MPI_File f, MPI_Offset o, void* b, MPI_Count c, MPI_Datatype t), (f, o, b, c, t), 0)       \
+  X(File_write_at_all_begin_c, ,                                                                \
+    (MPI_File f, MPI_Offset o, const void* b, MPI_Count c, MPI_Datatype t), (f, o, b, c, t), 0) \
+  X(File_read_all_begin_c, , (MPI_File f, void* b, MPI_Count c, MPI_Datatype t), (f, b, c, t),  \
+    0)                                                                                          \
+  X(File_write_all_begin_c, , (MPI_File f, const void* b, MPI_Count c, MPI_Datatype t),         \
+    (f, b, c, t), 0)                                                                            \
+  X(File_read_ordered_begin_c, , (MPI_File f, void* b, MPI_Count c, MPI_Datatype t),            \
+    (f, b, c, t), 0)                                                                            \
+  X(File_write_ordered_begin_c, , (MPI_File f, const void* b, MPI_Count c, MPI_Datatype t),     \
+    (f, b, c, t), 0)
 #define COMMSCHED_BLOCKING_COLLECTIVES_MPI4(X)                                                  \
   X(Bcast_c, , (void* b, MPI_Count c, MPI_Datatype t, int r, MPI_Comm m), (b, c, t, r, m), 0)   \
   X(Reduce_c, ,                                                                                 \

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <cstddef>  // std::size_t: a Fortran string's length
+
 #include "intercept/nonblocking.hpp"
 #include "wrappers/flush_points.hpp"
 

@@ -576,6 +576,16 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F_COMPLETION, Completion)
 #define COMMSCHED_F_FLUSH(cname, fname, cparams, cargs, nf) \
   COMMSCHED_F_SPELLINGS(COMMSCHED_F_FLUSH_ONE, , fname, nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F_FLUSH)
+COMMSCHED_FLUSH_POINTS_IO(COMMSCHED_F_FLUSH)
+
+// Flush points with one string argument: gfortran passes its length after ierr, by value.
+#define COMMSCHED_F_FLUSH_STRING_ONE(unused, symbol, pmpi, plain, nf)                           \
+  COMMSCHED_F_EXPORT void symbol(COMMSCHED_F_ARGS_##nf, std::size_t length) {                   \
+    commsched::wrappers::fortran_forward(pmpi, plain, e, COMMSCHED_F_NAMES_##nf, length);      \
+  }
+#define COMMSCHED_F_FLUSH_STRING(cname, fname, cparams, cargs, nf) \
+  COMMSCHED_F_SPELLINGS(COMMSCHED_F_FLUSH_STRING_ONE, , fname, nf)
+COMMSCHED_FLUSH_POINTS_STRING(COMMSCHED_F_FLUSH_STRING)
 
 // Blocking collectives and communicator creation: forwarded the same way, then
 // intercept::collective_done or intercept::comm_made (fortran_forward.hpp).

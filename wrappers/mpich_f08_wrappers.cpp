@@ -99,6 +99,15 @@ COMMSCHED_FORTRAN_COMPLETION(COMMSCHED_F08_COMPLETION, Completion)
   COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08_, nf)             \
   COMMSCHED_F08_FLUSH_ONE(mpi_##fname##_f08ts_, nf)
 COMMSCHED_FLUSH_POINTS(COMMSCHED_F08_FLUSH)
+COMMSCHED_FLUSH_POINTS_IO(COMMSCHED_F08_FLUSH)
+// With one string argument, whose length gfortran passes after ierr, by value.
+#define COMMSCHED_F08_FLUSH_STRING(cname, fname, cparams, cargs, nf)                             \
+  extern "C" __attribute__((visibility("default"))) void mpi_##fname##_f08_(                   \
+      COMMSCHED_F_ARGS_##nf, std::size_t length) {                                              \
+    commsched::wrappers::fortran_forward("mpi_" #fname "_f08_", "mpi_" #fname "_f08_", e,     \
+                                         COMMSCHED_F_NAMES_##nf, length);                       \
+  }
+COMMSCHED_FLUSH_POINTS_STRING(COMMSCHED_F08_FLUSH_STRING)
 
 // Blocking collectives: the same, then intercept::collective_done.
 #define COMMSCHED_F08_COLLECTIVE_ONE(symbol, nf)                                                \
