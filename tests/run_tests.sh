@@ -32,7 +32,7 @@ if [ "${COMMSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_mpi+='reliability\.fault\.(plan|send)\.|'
   asan_mpi+='mpi\.(nonblocking|ineighbor|persistent)_check\.(eager|shift)\.np4|'
   asan_mpi+='mpi\.nb_auto_check\.(auto|split_part)\.np4|'
-  asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08)\.local\.np4|'
+  asan_mpi+='mpi\.p2p\.p2p_(halo|traps|cancel|free|completion|fortran_f08|file_collective)\.local\.np4|'
   asan_mpi+='mpi\.p2p\.p2p_(halo|lockstep|changing)\.collective\.np4|'
   asan_mpi+='mpi\.p2p\.p2p_lockstep\.collective_parity\.np4'
   # Timing assertions (Performance.*) mean nothing under ASan's slowdown, and the 1000-matrix
