@@ -477,6 +477,7 @@ void save_wisdom(const Global& s, const std::vector<PatternRecord>& merged) {
           {r.strategy, std::max(0.0, r.native_per_call_s), std::max(0.0, chosen),
            static_cast<std::uint64_t>(r.calls)});
   }
+  nb_add_wisdom(w);
   if (w.empty()) return;
   if (std::string error; !learn::Wisdom::save(s.cfg.wisdom_path, w, error, s.cfg.wisdom_default))
     core::log_warn("COMMSCHED_WISDOM: " + error + "; this run's verdicts are not kept");
@@ -602,32 +603,8 @@ void ensure_setup() {
   setup(provided, false);
 }
 
-// Node of every rank: the shared-memory domains MPI reports, numbered by their lowest rank, or
-// `fake` consecutive blocks of ranks (tests and what-if runs on one machine).
 void detect_nodes(CommState& cs, int fake) {
-  cs.topology.node_of.assign(static_cast<std::size_t>(cs.size), 0);
-  if (fake > 0) {
-    for (int r = 0; r < cs.size; ++r)
-      cs.topology.node_of[static_cast<std::size_t>(r)] =
-          static_cast<int>(static_cast<long long>(r) * std::min(fake, cs.size) / cs.size);
-    return;
-  }
-  MPI_Comm node = MPI_COMM_NULL;
-  int leader = cs.rank;
-  if (PMPI_Comm_split_type(cs.dup, MPI_COMM_TYPE_SHARED, cs.rank, MPI_INFO_NULL, &node) ==
-      MPI_SUCCESS) {
-    PMPI_Allreduce(&cs.rank, &leader, 1, MPI_INT, MPI_MIN, node);
-    PMPI_Comm_free(&node);
-  }
-  std::vector<int> leaders(static_cast<std::size_t>(cs.size));
-  PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, cs.dup);
-  std::vector<int> index(static_cast<std::size_t>(cs.size), -1);
-  int nodes = 0;
-  for (int r = 0; r < cs.size; ++r) {
-    int& id = index[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
-    if (id < 0) id = nodes++;
-    cs.topology.node_of[static_cast<std::size_t>(r)] = id;
-  }
+  cs.topology.node_of = node_of_ranks(cs.dup, cs.rank, cs.size, fake);
 }
 
 // Clusters from the machine file's layout: host-name patterns need every node's host name.
@@ -1166,6 +1143,38 @@ int run_native_from(const Exchange& x, double entry, double& seconds, double& en
 }
 
 }  // namespace
+
+std::vector<int> node_of_ranks(MPI_Comm comm, int rank, int size, int fake) {
+  std::vector<int> node_of(static_cast<std::size_t>(size), 0);
+  if (fake > 0) {
+    for (int r = 0; r < size; ++r)
+      node_of[static_cast<std::size_t>(r)] =
+          static_cast<int>(static_cast<long long>(r) * std::min(fake, size) / size);
+    return node_of;
+  }
+  MPI_Comm node = MPI_COMM_NULL;
+  int leader = rank;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+  }
+  std::vector<int> leaders(static_cast<std::size_t>(size));
+  PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
+  std::vector<int> index(static_cast<std::size_t>(size), -1);
+  int nodes = 0;
+  for (int r = 0; r < size; ++r) {
+    int& id = index[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
+    if (id < 0) id = nodes++;
+    node_of[static_cast<std::size_t>(r)] = id;
+  }
+  return node_of;
+}
+
+WisdomContext wisdom_context() {
+  const Global& s = g();
+  return {s.wisdom_on ? &s.wisdom : nullptr, s.machine_hash};
+}
 
 const settings::Settings* active_settings() {
   ensure_setup();

@@ -2,16 +2,30 @@
 /// The glue the wrappers call: plain values in, PMPI return codes out. Never throws.
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace commsched::settings {
 struct Settings;
+}
+namespace commsched::learn {
+class Wisdom;
 }
 
 namespace commsched::intercept {
 
 /// The settings, once MPI is initialised and the library is active; nullptr otherwise.
 const settings::Settings* active_settings();
+/// COMMSCHED_WISDOM as this run read it (every rank holds the same bytes; null where it is off)
+/// and the hash of the machine model, part of every key.
+struct WisdomContext {
+  const learn::Wisdom* wisdom = nullptr;
+  std::uint64_t machine = 0;
+};
+WisdomContext wisdom_context();
+/// Node of every rank of `comm`, collective on it: the shared-memory domains MPI reports,
+/// numbered by their lowest rank, or `fake` consecutive blocks of ranks (COMMSCHED_FAKE_NODES).
+std::vector<int> node_of_ranks(MPI_Comm comm, int rank, int size, int fake);
 /// False before MPI_Init, after MPI_Finalize, when disabled, or under MPI_THREAD_MULTIPLE when
 /// MPI was initialised where the library did not see it.
 bool library_active();

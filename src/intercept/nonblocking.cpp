@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
 #include "learn/engine_trial.hpp"
+#include "learn/wisdom.hpp"
 #include "settings/settings.hpp"
 
 namespace commsched::intercept {
@@ -48,6 +50,8 @@ struct Channel {
   bool decided = false;      // agreed: from call `switch_at` on, `verdict` runs
   std::uint32_t switch_at = 0;
   Arm verdict = learn::EngineTrial::native;
+  std::uint64_t shape = 0;   // of its first call (shape_of), for a COMMSCHED_WISDOM key
+  bool shaped = false;
 
   void release_if_unused() {
     if (forgotten && under_way == 0 && bound == 0 && dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
@@ -98,6 +102,12 @@ struct Engine {
   std::uint64_t collectives = 0;  // auto: blocking collectives on congruent communicators
   bool trials_running = true;     // auto, agreed: an open channel had calls at the last sums
   std::vector<std::string> verdicts;  // auto, rank 0: for the summary
+  // Auto with COMMSCHED_WISDOM: MPI_COMM_WORLD's node layout; per slot the key its verdict is
+  // kept under, agreed at the first sums where every rank has had a call on it; rank 0's
+  // verdicts for the file.
+  std::uint64_t layout = 0;
+  std::array<std::optional<learn::WisdomKey>, kSlots> key{};
+  learn::Wisdom learned;
   int window = 1;
   std::unordered_map<MPI_Comm, std::shared_ptr<Channel>> channels;
   std::vector<Exchange*> under_way;
@@ -237,13 +247,37 @@ Arm fixed_mode() {
                                                        : learn::EngineTrial::eager;
 }
 
+// What a call moves, for a COMMSCHED_WISDOM key: its kind, then per side the number of peers
+// and the bytes to or from each, in the call's own order.
+template <typename SendCount, typename RecvCount>
+std::uint64_t shape_of(int kind, int sends, SendCount send_count, MPI_Datatype sendtype,
+                       int recvs, RecvCount recv_count, MPI_Datatype recvtype) {
+  std::vector<std::uint64_t> v{static_cast<std::uint64_t>(kind)};
+  auto side = [&v](int peers, auto count, MPI_Datatype type) {
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS) size = -1;
+    v.push_back(static_cast<std::uint64_t>(peers));
+    for (int j = 0; j < peers; ++j)
+      v.push_back(static_cast<std::uint64_t>(static_cast<long long>(count(j)) * size));
+  };
+  side(sends, send_count, sendtype);
+  side(recvs, recv_count, recvtype);
+  return learn::text_hash({reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0])});
+}
+
 // The mode of this call on `c`, alike on every rank: the setting, or under auto the trial's
 // schedule until the agreed verdict takes over. Counts the call and, while the trial is open,
-// closes the previous call's interval.
-Arm call_mode(Channel& c) {
+// closes the previous call's interval. `shape()` gives the call's shape_of, asked for on the
+// first call only and where COMMSCHED_WISDOM is on.
+template <typename Shape>
+Arm call_mode(Channel& c, Shape&& shape) {
   if (!engine().automatic()) return fixed_mode();
   const std::uint32_t i = c.starts++;
   if (c.serial < 0 || c.serial >= kSlots) return learn::EngineTrial::native;
+  if (i == 0 && wisdom_context().wisdom) {
+    c.shape = shape();
+    c.shaped = true;
+  }
   if (c.decided && i >= c.switch_at) return c.verdict;
   if (!c.decided) {
     const double now = PMPI_Wtime();
@@ -370,7 +404,15 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
   int n = 0;
   if (nb && req && sendbuf != MPI_IN_PLACE && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
       (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
-    const Arm mode = call_mode(*ch);
+    const Arm mode = call_mode(*ch, [&] {
+      const auto sends = static_cast<int>(nb->destinations.size());
+      const auto recvs = static_cast<int>(nb->sources.size());
+      return vector_form
+                 ? shape_of(2, sends, [&](int j) { return sendcounts[j]; }, sendtype, recvs,
+                            [&](int j) { return recvcounts[j]; }, recvtype)
+                 : shape_of(3, sends, [&](int) { return sendcount; }, sendtype, recvs,
+                            [&](int) { return recvcount; }, recvtype);
+    });
     if (mode != learn::EngineTrial::native) {
       const Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
       if (start(ch, sendbuf, sendtype, at(v.sc), at(v.sd), recvbuf, recvtype, at(v.rc),
@@ -401,6 +443,17 @@ void note_open_trial(const Channel& c) {
                                 " trial round(s) on rank 0; MPI's own after the trial"));
 }
 
+// Whether an open slot's key is still to be agreed while COMMSCHED_WISDOM holds verdicts: alike
+// on every rank (the file's bytes, the open slots and the keys are).
+bool looking_up() {
+  const Engine& e = engine();
+  const WisdomContext known = wisdom_context();
+  if (!known.wisdom || known.wisdom->empty()) return false;
+  for (int k = 0; k < kSlots; ++k)
+    if ((e.open & (std::uint32_t{1} << k)) && !e.key[k]) return true;
+  return false;
+}
+
 // The open slots change only where every rank changes them alike (a serial given, agreed sums),
 // so every rank takes the sums at the same collectives.
 void set_open(std::uint32_t open) {
@@ -410,9 +463,23 @@ void set_open(std::uint32_t open) {
 
 std::uint32_t slot_bit(int serial) { return std::uint32_t{1} << serial; }
 
+// A verdict's name in COMMSCHED_WISDOM: apart from the blocking strategies' ids.
+std::string wisdom_id(Arm a) { return std::string("nb_") + learn::arm_name(a); }
+
+std::optional<Arm> arm_of(std::string_view id) {
+  using T = learn::EngineTrial;
+  for (const Arm a : {T::native, T::eager, T::shift})
+    if (id == wisdom_id(a)) return a;
+  return std::nullopt;
+}
+
+// Why a channel took its verdict: the trial's sums (`sum`), a slot some rank lacks (no sums to
+// trust), or an earlier run's verdict in COMMSCHED_WISDOM.
+enum class Why { trial, not_every_rank, wisdom };
+
 // Auto's verdict for `c`, agreed: from call `switch_at` on (no rank has started it yet).
-void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::EngineTrial::Totals* sum,
-            int ranks) {
+void decide(Channel& c, Arm verdict, std::uint32_t switch_at, Why why,
+            const learn::EngineTrial::Totals& sum, int ranks) {
   Engine& e = engine();
   c.decided = true;
   c.verdict = verdict;
@@ -421,12 +488,16 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
   char line[512];
-  if (!sum) {
+  if (why == Why::wisdom) {
+    std::snprintf(line, sizeof line,
+                  "communicator #%d: %s from call %u (from COMMSCHED_WISDOM: no trial)",
+                  c.serial, learn::arm_name(verdict), switch_at);
+  } else if (why == Why::not_every_rank) {
     std::snprintf(line, sizeof line,
                   "communicator #%d: MPI's own from call %u (not every rank of MPI_COMM_WORLD "
                   "has it: no trial to trust)",
                   c.serial, switch_at);
-  } else if (sum->rounds <= 0) {
+  } else if (sum.rounds <= 0) {
     std::snprintf(line, sizeof line,
                   "communicator #%d: MPI's own from call %u (no interval could be counted: "
                   "calls started before the previous one completed)",
@@ -435,7 +506,7 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
     // Per arm what the verdict weighed: the mean time per call against MPI's own, its
     // standard error and the share of rounds it won.
     auto arm = [&](Arm a) {
-      const auto m = sum->measure(a, ranks);
+      const auto m = sum.measure(a, ranks);
       char text[96];
       std::snprintf(text, sizeof text, "%s %+.1f %% (se %.1f %%, won %.0f %% of rounds)",
                     learn::arm_name(a), 100.0 * (std::exp(m.mean_log) - 1.0), 100.0 * m.se,
@@ -447,7 +518,7 @@ void decide(Channel& c, Arm verdict, std::uint32_t switch_at, const learn::Engin
                   "%.0f rounds on %d ranks)",
                   c.serial, learn::arm_name(verdict), switch_at,
                   arm(learn::EngineTrial::eager).c_str(), arm(learn::EngineTrial::shift).c_str(),
-                  sum->rounds, ranks);
+                  sum.rounds, ranks);
   }
   e.verdicts.emplace_back(line);
 }
@@ -459,7 +530,10 @@ void agree() {
   const auto world = e.channels.find(MPI_COMM_WORLD);
   if (world == e.channels.end()) return;  // alike on every rank: its channel was agreed
   using Totals = learn::EngineTrial::Totals;
-  constexpr int kSum = 1 + Totals::kValues;  // per slot: present, then the totals
+  // Per slot: present, the totals, then shaped and the three parts of the shape (22, 22 and 20
+  // bits: sums over ranks stay exact in a double).
+  constexpr int kShape = 1 + Totals::kValues;
+  constexpr int kSum = kShape + 4;
   std::array<Channel*, kSlots> slot{};
   for (auto& [comm, ch] : e.channels)
     if (ch->serial >= 0 && ch->serial < kSlots && (e.open & slot_bit(ch->serial)))
@@ -477,6 +551,13 @@ void agree() {
     sum[k * kSum] = 1;
     const auto v = c->trial.totals().pack();
     std::copy(v.begin(), v.end(), sum.begin() + k * kSum + 1);
+    if (c->shaped) {
+      double* part = &sum[k * kSum + kShape];
+      part[0] = 1;
+      part[1] = static_cast<double>(c->shape & 0x3fffff);
+      part[2] = static_cast<double>((c->shape >> 22) & 0x3fffff);
+      part[3] = static_cast<double>(c->shape >> 44);
+    }
   }
   int n = 0;
   const MPI_Comm dup = world->second->dup;
@@ -494,22 +575,43 @@ void agree() {
   // From the sums alone, so the next sums come at the same collective on every rank.
   e.trials_running = false;
   std::uint32_t open = e.open;
+  const WisdomContext known = wisdom_context();
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int k = 0; k < kSlots; ++k) {
     if (!(open & slot_bit(k))) continue;
     if (most[3 * k + 1] > 0) e.trials_running = true;
     Channel* c = slot[k];
     const auto switch_at = static_cast<std::uint32_t>(most[3 * k + 1]);
+    const double* part = &sum[k * kSum + kShape];
+    const bool keyed_now = known.wisdom && !e.key[k] && part[0] == n;
+    if (keyed_now) {
+      char text[96];
+      std::snprintf(text, sizeof text, "nonblocking %d %.0f %.0f %.0f", k, part[1], part[2],
+                    part[3]);
+      e.key[k] = learn::WisdomKey{learn::text_hash(text), n, e.layout, known.machine};
+    }
     std::optional<Arm> v;
+    Why why = Why::trial;
     const Totals t = Totals::unpack(&sum[k * kSum + 1]);
     if (sum[k * kSum] != n) {
       v = learn::EngineTrial::native;  // not every rank has it (freed, left out): no trial to trust
+      why = Why::not_every_rank;
+    } else if (const learn::Verdict* w = keyed_now ? known.wisdom->find(*e.key[k]) : nullptr;
+               w && arm_of(w->strategy)) {
+      v = arm_of(w->strategy);  // looked up once, where the key is first agreed
+      why = Why::wisdom;
     } else {
       const auto fewest = static_cast<std::uint32_t>(-static_cast<long long>(most[3 * k + 2]));
       v = learn::EngineTrial::verdict(t, n, fewest);
+      if (v && e.key[k] && t.rounds > 0 && rank == 0) {
+        const auto calls = static_cast<std::uint64_t>(t.rounds / n) * learn::EngineTrial::kArms;
+        e.learned.put(*e.key[k], {wisdom_id(*v), 0.0, 0.0, calls});
+      }
     }
     if (!v) continue;
     open &= ~slot_bit(k);
-    if (c) decide(*c, *v, switch_at, sum[k * kSum] == n ? &t : nullptr, n);
+    if (c) decide(*c, *v, switch_at, why, t, n);
   }
   set_open(open);
 }
@@ -521,7 +623,12 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   if (auto ch = channel_for(comm);
       ch && req && sendbuf != MPI_IN_PLACE && sendcounts && sdispls && recvcounts && rdispls) {
-    const Arm mode = call_mode(*ch);
+    const Arm mode = call_mode(*ch, [&] {
+      int n = 0;
+      PMPI_Comm_size(comm, &n);
+      return shape_of(0, n, [&](int j) { return sendcounts[j]; }, sendtype, n,
+                      [&](int j) { return recvcounts[j]; }, recvtype);
+    });
     if (mode != learn::EngineTrial::native &&
         start(
             ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
@@ -537,7 +644,12 @@ int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   if (auto ch = channel_for(comm); ch && req && sendbuf != MPI_IN_PLACE) {
-    const Arm mode = call_mode(*ch);
+    const Arm mode = call_mode(*ch, [&] {
+      int n = 0;
+      PMPI_Comm_size(comm, &n);
+      return shape_of(1, n, [&](int) { return sendcount; }, sendtype, n,
+                      [&](int) { return recvcount; }, recvtype);
+    });
     if (mode != learn::EngineTrial::native &&
         start(
             ch, sendbuf, sendtype, [&](int) { return sendcount; },
@@ -780,9 +892,12 @@ void nb_collective_done(MPI_Comm comm) {
   if (it == e.channels.end() || !it->second->congruent) return;
   const std::uint64_t k = ++e.collectives;
   // 16, 32, ..., 256, then every 256th while a trial has calls (every 16384th while none has):
-  // few sums, and a trial's verdict within 256 collectives of its evidence.
+  // few sums, and a trial's verdict within 256 collectives of its evidence. Where
+  // COMMSCHED_WISDOM holds verdicts, also 1, 2, 4 and 8 while an open slot has no key yet, so a
+  // rerun finds its verdict before the trial's first round.
   const std::uint64_t every = e.trials_running ? 256 : 16384;
-  const bool due = k >= 16 && (k < 256 ? (k & (k - 1)) == 0 : k % every == 0);
+  const bool power = (k & (k - 1)) == 0;
+  const bool due = k >= 16 ? (k < 256 ? power : k % every == 0) : power && looking_up();
   if (due) agree();
 }
 
@@ -794,7 +909,17 @@ void nb_setup_world() {
   e.window = cfg->nonblocking_window;
   e.on = true;
   nb_new_comm(MPI_COMM_WORLD, MPI_COMM_WORLD);
+  const auto world = e.channels.find(MPI_COMM_WORLD);
+  // Alike on every rank: the settings are agreed, the world's channel too.
+  if (e.automatic() && wisdom_context().wisdom && world != e.channels.end()) {
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(world->second->dup, &rank);
+    PMPI_Comm_size(world->second->dup, &size);
+    e.layout = learn::layout_hash(node_of_ranks(world->second->dup, rank, size, cfg->fake_nodes));
+  }
 }
+
+void nb_add_wisdom(learn::Wisdom& w) { w.merge(engine().learned); }
 
 void nb_new_comm(MPI_Comm parent, MPI_Comm comm) {
   Engine& e = engine();

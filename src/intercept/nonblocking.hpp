@@ -28,6 +28,10 @@
 
 #include "intercept/p2p.hpp"
 
+namespace commsched::learn {
+class Wisdom;
+}
+
 // The persistent collectives: MPI-4's MPI_<name>_init (MPICH 4), or Open MPI 4.1's MPIX_<name>_init
 // from its pcollreq extension. COMMSCHED_PCOLL(name) is the entry point, COMMSCHED_PPCOLL(name)
 // the profiling one; neither is defined where the MPI has no persistent collectives.
@@ -166,6 +170,9 @@ inline void comm_made(MPI_Comm parent, MPI_Comm made) {
 }
 /// The application frees `comm`: its channel goes once its exchanges are complete.
 void nb_forget_comm(MPI_Comm comm);
+/// Rank 0, at MPI_Finalize: the verdicts COMMSCHED_NONBLOCKING=auto reached by trial this run,
+/// for COMMSCHED_WISDOM.
+void nb_add_wisdom(learn::Wisdom& w);
 /// Before MPI_Finalize: every exchange completes, every channel is freed; rank 0 says what ran.
 void nb_finish();
 

@@ -11,7 +11,8 @@
 ///     ...
 ///     end <entries> <checksum>
 ///
-/// hashes as 16 hex digits, times in seconds per call (shortest round-trip decimal), entries
+/// hashes as 16 hex digits, times in seconds per call (shortest round-trip decimal; 0 where
+/// the trial measured ratios only, as the non-blocking engine's `nb_*` verdicts), entries
 /// sorted by key, and the checksum (FNV-1a, 16 hex digits) over every byte before the `end`
 /// line, so a truncated or damaged file is detected rather than half read. A file another
 /// library version wrote is foreign: its plans and cost model may differ, so it is ignored
