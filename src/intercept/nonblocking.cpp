@@ -443,6 +443,8 @@ void note_open_trial(const Channel& c) {
                                 " trial round(s) on rank 0; MPI's own after the trial"));
 }
 
+std::uint32_t slot_bit(int serial) { return std::uint32_t{1} << serial; }
+
 // Whether an open slot's key is still to be agreed while COMMSCHED_WISDOM holds verdicts: alike
 // on every rank (the file's bytes, the open slots and the keys are).
 bool looking_up() {
@@ -450,7 +452,7 @@ bool looking_up() {
   const WisdomContext known = wisdom_context();
   if (!known.wisdom || known.wisdom->empty()) return false;
   for (int k = 0; k < kSlots; ++k)
-    if ((e.open & (std::uint32_t{1} << k)) && !e.key[k]) return true;
+    if ((e.open & slot_bit(k)) && !e.key[k]) return true;
   return false;
 }
 
@@ -460,8 +462,6 @@ void set_open(std::uint32_t open) {
   engine().open = open;
   detail::nb_agreeing = open != 0 ? 1 : 0;
 }
-
-std::uint32_t slot_bit(int serial) { return std::uint32_t{1} << serial; }
 
 // A verdict's name in COMMSCHED_WISDOM: apart from the blocking strategies' ids.
 std::string wisdom_id(Arm a) { return std::string("nb_") + learn::arm_name(a); }
