@@ -10,6 +10,7 @@
 #include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -58,6 +59,9 @@ constexpr double kLearnCollectives = 10;
 constexpr std::uint64_t kMaxBudgetGap = 4096;
 // The share of auto's budget that probes get (see budget_gap).
 constexpr double kProbeShare = 0.25;
+// An undecided trial whose pattern has not been in force for more calls than this was left
+// by its pattern (see budget_share); patterns that alternate come back sooner.
+constexpr std::uint64_t kAbandonedAfter = 32;
 
 // This thread's clock of all-to-all entries and its time inside them (learn::EntryClock):
 // auto's trial times a call from its entry to the next one's, and its budget is a share of the
@@ -116,6 +120,7 @@ struct Pattern {
   PatternRecord record;
   std::int32_t trace_id = -1;  // handle in this rank's trace
   bool from_wisdom = false;    // the strategy came from COMMSCHED_WISDOM: no trial ran
+  std::uint64_t last_call = 0;  // the communicator's latest call with this pattern in force
 
   const Candidate& running() const { return usable[trial.current()]; }
   /// Time the job paid for this pattern outside its trial's calls (agreed), out of the budget
@@ -878,6 +883,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   }
   auto p = std::make_unique<Pattern>();
   p->matrix = std::move(m);
+  p->last_call = cs.calls;
   p->signature = cs.send_bytes;
   p->signature.insert(p->signature.end(), cs.recv_bytes.begin(), cs.recv_bytes.end());
   p->signature_hash = learn::Learner::counts_hash(cs.send_bytes, cs.recv_bytes);
@@ -982,12 +988,29 @@ double learn_cost(const CommState& cs) {
   return std::max(kFirstLearnCost, kLearnCollectives * cs.agree_cost_s);
 }
 
+// auto's budget share on this communicator (COMMSCHED_TRIAL_BUDGET), less where its trials
+// were left undecided by patterns that went away (learn::Trial::share_after): a pattern that
+// drifts every few dozen calls would otherwise have each new pattern learned and tried, and
+// the whole budget spent on trials that never reach a verdict. Alike on every rank: the
+// patterns, their trials and the calls they were in force are.
+double budget_share(const CommState& cs) {
+  int decided = 0, abandoned = 0;
+  for (const auto& p : cs.patterns) {
+    if (p->usable.size() < 2 || p->from_wisdom) continue;  // no trial to count
+    if (p->trial.decided())
+      ++decided;
+    else if (p.get() != cs.current && cs.calls - p->last_call > kAbandonedAfter)
+      ++abandoned;
+  }
+  return learn::Trial::share_after(g().cfg.trial_budget, decided, abandoned);
+}
+
 // auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
 // a learning within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at
 // once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial()) return true;
-  return cs.time_agreed_s * g().cfg.trial_budget >= learn_cost(cs);
+  return cs.time_agreed_s * budget_share(cs) >= learn_cost(cs);
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
@@ -998,10 +1021,9 @@ bool learning_affordable(const CommState& cs) {
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   if (!runs_trial() || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
-  const double budget = g().cfg.trial_budget;
   const double need =
-      deferred ? (cs.agree_cost_s + learn_cost(cs)) / budget - cs.time_agreed_s
-               : (cs.probes_spent_s + cs.agree_cost_s) / (budget * kProbeShare) -
+      deferred ? (cs.agree_cost_s + learn_cost(cs)) / budget_share(cs) - cs.time_agreed_s
+               : (cs.probes_spent_s + cs.agree_cost_s) / (g().cfg.trial_budget * kProbeShare) -
                      cs.time_agreed_s;
   if (need <= 0) return 0;
   return std::min<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(need / per_call)),
@@ -1065,7 +1087,6 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
             : trial       ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
                           : learn::Trial::decided_for(std::move(tc), 0);
   p.trial.add_calls_before(calls_before);
-  p.trial.set_budget_share(g().cfg.trial_budget);
 }
 
 // Packs every outgoing (or, for receives, sizes every incoming) message of `side` at byte
@@ -1411,6 +1432,7 @@ int agree(CommState& cs, MPI_Comm comm, std::int64_t vote, int match, std::int64
     const double weighed =
         learn::Trial::call_seconds(agree_out[1], -agree_out[4], kNativeAgreeEvery);
     trial.set_job_time(cs.time_agreed_s);
+    trial.set_budget_share(budget_share(cs));
     // Every rank's total holds this trial's spending alike; the rest is the other trials'.
     trial.set_others_spent(agree_out[10] - cs.timed_pattern->ledger.share());
     // Native's agreement is the trial's cost, the call's own time the budget's base.
@@ -1496,6 +1518,17 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
                     : nullptr;
     settle_candidates(*p, all, runs_trial(), s.cfg.trial_calls, s.cfg.seed,
                       cs.calls > 0 ? cs.calls - 1 : 0, known);
+    const double share = budget_share(cs);
+    p->trial.set_budget_share(share);
+    if (runs_trial() && share < s.cfg.trial_budget) {
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.3g %%", 100 * share);
+      core::log_info_once("share-" + std::to_string(cs.comm_serial),
+                          "trials left undecided on communicator #" +
+                              std::to_string(cs.comm_serial) +
+                              " as their patterns went away: its next trials get " + percent +
+                              " of the job's time (one notice)");
+    }
     // The probes that found it, too (agreed): learning, probes and trial share one budget.
     p->spend(cs.probes_spent_s - cs.probes_charged_s);
     cs.probes_charged_s = cs.probes_spent_s;
@@ -1686,6 +1719,7 @@ int exchange(const Exchange& x) {
       const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
       if (pinned || owed || measured) {
         ++cs.calls;
+        p->last_call = cs.calls;
         if (measured && !add_time.clocked) start_clock();
         const int rc = run_counted();
         trace_call(cs, p, "native", false, 0, entry, seconds);
@@ -1810,6 +1844,7 @@ int exchange(const Exchange& x) {
       action = learn_here(cs, can_run, in_place, send, recv, learn_t0);
     }
     Pattern* p = cs.current;
+    if (p) p->last_call = cs.calls;
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native())))
       return run_pattern(cs, *p, x, send, recv, t0);

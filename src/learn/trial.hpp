@@ -113,6 +113,16 @@ class Trial {
   double spent_seconds() const { return extra_s_ + spent_s_; }
   /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
   void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
+  /// The share a trial gets where earlier trials beside it ended one of two ways: `decided`
+  /// reached a verdict, `abandoned` were left undecided when their patterns went away (the
+  /// time they spent bought nothing). share x (1 + decided) / (1 + decided + abandoned): where
+  /// patterns keep leaving before a verdict, each new trial may spend less, and every verdict
+  /// reached wins the share back.
+  static double share_after(double share, int decided, int abandoned) {
+    decided = decided > 0 ? decided : 0;
+    abandoned = abandoned > 0 ? abandoned : 0;
+    return share * (1.0 + decided) / (1.0 + decided + abandoned);
+  }
   /// The candidate this call runs.
   std::size_t current() const { return current_; }
   /// The agreed time of the call just run with current(); advances the trial. `overhead` is

@@ -269,6 +269,54 @@ TEST(Trial, WhatOtherTrialsSavedPaysForThisOne) {
   EXPECT_LE(r.calls, 10);
 }
 
+TEST(Trial, ShareAfterAbandonedTrials) {
+  EXPECT_DOUBLE_EQ(Trial::share_after(0.02, 0, 0), 0.02);
+  EXPECT_DOUBLE_EQ(Trial::share_after(0.02, 0, 1), 0.01);
+  EXPECT_DOUBLE_EQ(Trial::share_after(0.02, 0, 3), 0.005);
+  EXPECT_DOUBLE_EQ(Trial::share_after(0.02, 3, 1), 0.016);  // verdicts win the share back
+  EXPECT_DOUBLE_EQ(Trial::share_after(0.02, -1, -1), 0.02);
+}
+
+TEST(Trial, PatternsThatLeaveBeforeAVerdictSpendLess) {
+  // A pattern that drifts every 50 calls of 1 s, as the MPI side sees it: each new pattern
+  // starts a trial of a candidate 1.5x native's time, which its budget lets run a few calls
+  // before the pattern goes, undecided; every trial's spending stays in the one budget. With
+  // each abandoned trial lowering the next one's share (share_after), the job spends less on
+  // trials that buy nothing; left at 2 %, it spends the whole 2 % of its time.
+  auto spent_on = [](bool lower) {
+    std::vector<Trial> ts;
+    double job = 0, spent = 0;
+    for (int pattern = 0; pattern < 12; ++pattern) {
+      ts.emplace_back(cands({"native", "slow"}), 8, 0, 5);
+      Trial& t = ts.back();
+      t.add_calls_before(static_cast<std::uint64_t>(job));
+      int abandoned = 0;
+      for (const Trial& u : ts)
+        if (&u != &t && !u.decided()) ++abandoned;
+      for (int call = 0; call < 50; ++call) {
+        t.set_job_time(job);
+        t.set_others_spent(spent);
+        t.set_budget_share(lower ? Trial::share_after(Trial::kBudgetShare, 0, abandoned)
+                                 : Trial::kBudgetShare);
+        const double s = t.candidates()[t.current()].id == "native" ? 1.0 : 1.5;
+        job += s;
+        if (t.native_calls_owed() > 0) {
+          t.unmeasured_native_call();
+        } else {
+          t.measured(s);
+        }
+      }
+      EXPECT_FALSE(t.decided());  // the pattern went before a verdict
+      spent += t.spent_seconds();
+    }
+    EXPECT_LE(spent, Trial::kBudgetShare * job + 0.5 + 1e-9);
+    return spent / job;
+  };
+  const double at_two_percent = spent_on(false), lowered = spent_on(true);
+  EXPECT_GT(at_two_percent, 0.015);
+  EXPECT_LT(lowered, 0.5 * at_two_percent);
+}
+
 TEST(Trial, RecheckRevertsAPlanThatGotSlower) {
   Trial t(cands({"color", "native"}), 3, 5, 1);
   std::map<std::string, double> cost{{"color", 1.0}, {"native", 2.0}};
