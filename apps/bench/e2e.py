@@ -138,6 +138,8 @@ def point(mpirun, n, app, lib, workload, pairs, timeout, log):
         "strategies": sorted({p["strategy"] for p in pats}),
         "patterns": len(pats), "unlearned_calls": rep.get("unlearned_calls"),
         "trial_s": sum(p.get("trial_s", 0) for p in pats),
+        # Calls that ran a schedule (under auto, mostly the trial's candidate calls).
+        "optimised_calls": sum(p.get("calls_optimised", 0) for p in pats),
         "net_gain_s": sum(p.get("net_gain_s", 0) for p in pats),
     }
 
