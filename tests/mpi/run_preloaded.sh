@@ -85,9 +85,23 @@ export TMPDIR="$tmp"
 # A sanitizer build (COMMSCHED_SANITIZE) sets SANITIZER_RUNTIME: that runtime must come first.
 preload="$lib${LD_PRELOAD:+:$LD_PRELOAD}"
 [[ -n "${SANITIZER_RUNTIME:-}" ]] && preload="$SANITIZER_RUNTIME:$preload"
-timeout --kill-after=10 "${RUN_PRELOADED_TIMEOUT:-100}" env LD_PRELOAD="$preload" "$@" \
-  >"$tmp/stdout" 2>"$tmp/stderr"
+run_once() {
+  timeout --kill-after=10 "${RUN_PRELOADED_TIMEOUT:-100}" env LD_PRELOAD="$preload" "$@" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+}
+run_once "$@"
 rc=$?
+# LeakSanitizer's own thread can crash while it stops the process at exit ("Tracer caught
+# signal 11", then "LeakSanitizer has encountered a fatal error"), now and then, with Open MPI's
+# threads about: the sanitizer failed, not the program, and it found no leak. Run once more
+# then; a leak or memory error it reported still fails.
+if [[ $rc -ne 0 ]] && grep -q 'LeakSanitizer has encountered a fatal error' "$tmp/stderr" &&
+   ! grep -Eq 'ERROR: (LeakSanitizer: detected|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error:' "$tmp/stderr"; then
+  echo "run_preloaded: LeakSanitizer itself failed at exit; running once more" >&2
+  sed 's/^/run_preloaded: first run: /' "$tmp/stderr" | tail -n 5 >&2
+  run_once "$@"
+  rc=$?
+fi
 cat "$tmp/stdout"
 cat "$tmp/stderr" >&2
 
