@@ -120,7 +120,9 @@ struct Pattern {
   PatternRecord record;
   std::int32_t trace_id = -1;  // handle in this rank's trace
   bool from_wisdom = false;    // the strategy came from COMMSCHED_WISDOM: no trial ran
-  std::uint64_t last_call = 0;  // the communicator's latest call with this pattern in force
+  // The communicator's latest call with this pattern in force, stamped at the agreed calls,
+  // the only ones that change the pattern in force (budget_share reads it once it has gone).
+  std::uint64_t last_call = 0;
 
   const Candidate& running() const { return usable[trial.current()]; }
   /// Time the job paid for this pattern outside its trial's calls (agreed), out of the budget
@@ -1719,7 +1721,6 @@ int exchange(const Exchange& x) {
       const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
       if (pinned || owed || measured) {
         ++cs.calls;
-        p->last_call = cs.calls;
         if (measured && !add_time.clocked) start_clock();
         const int rc = run_counted();
         trace_call(cs, p, "native", false, 0, entry, seconds);
@@ -1819,6 +1820,7 @@ int exchange(const Exchange& x) {
     close_unlearned_streak(cs);
     std::int64_t agreed = 0;
     int hit = -1;
+    if (cs.current) cs.current->last_call = cs.calls;  // in force up to this call at least
     int rc = agree(cs, comm, vote, match, agreed, hit);
     const bool was_learning = cs.learner.learning();
     if (was_learning && rc == MPI_SUCCESS) cs.probes_spent_s += cs.agree_cost_s;  // agreed
@@ -1844,7 +1846,6 @@ int exchange(const Exchange& x) {
       action = learn_here(cs, can_run, in_place, send, recv, learn_t0);
     }
     Pattern* p = cs.current;
-    if (p) p->last_call = cs.calls;
     if (p && (action == learn::Action::run_plan ||
               (action == learn::Action::native && cs.learner.pinned_native())))
       return run_pattern(cs, *p, x, send, recv, t0);

@@ -21,6 +21,16 @@ std::vector<TrialCandidate> cands(std::initializer_list<const char*> ids) {
   return v;
 }
 
+// One call of a trial, as the MPI side makes it: native and unmeasured while the trial owes
+// such calls, else measured at `seconds`.
+void step(Trial& t, double seconds) {
+  if (t.native_calls_owed() > 0) {
+    t.unmeasured_native_call();
+  } else {
+    t.measured(seconds);
+  }
+}
+
 struct Outcome {
   int calls = 0;
   double total_s = 0;
@@ -239,11 +249,7 @@ TEST(Trial, TrialsUnderWayShareOneBudget) {
       t.set_job_time(job);
       const double s = t.candidates()[t.current()].id == "native" ? 1.0 : 2.0;
       job += s;
-      if (t.native_calls_owed() > 0) {
-        t.unmeasured_native_call();
-      } else {
-        t.measured(s);
-      }
+      step(t, s);
       double spent = 0;
       for (const Trial& u : ts) spent += u.spent_seconds();
       worst = std::max(worst, spent - Trial::kBudgetShare * job);
@@ -300,11 +306,7 @@ TEST(Trial, PatternsThatLeaveBeforeAVerdictSpendLess) {
                                  : Trial::kBudgetShare);
         const double s = t.candidates()[t.current()].id == "native" ? 1.0 : 1.5;
         job += s;
-        if (t.native_calls_owed() > 0) {
-          t.unmeasured_native_call();
-        } else {
-          t.measured(s);
-        }
+        step(t, s);
       }
       EXPECT_FALSE(t.decided());  // the pattern went before a verdict
       spent += t.spent_seconds();
