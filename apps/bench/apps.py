@@ -3,7 +3,7 @@
   apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3]
                            [--apps lammps,fftw,hpcc,fft2d,petsc,petsc-neighbor] [--app-ranks 4]
                            [--smoke] [--out FILE]
-                           [--preload-env COMMSCHED_STRATEGY=lp_shift,...]
+                           [--preload-env COMMSCHED_STRATEGY=lp_shift,...] [--control barrier]
 
 Each application runs natively and with libcommsched.so preloaded with default settings (no
 COMMSCHED_* variable but COMMSCHED_REPORT, which only writes the report), A/B interleaved
@@ -57,6 +57,11 @@ saving, set beside the measured one. --pairs 0: the predictions only.
 defaults (a forced strategy, a budget), recorded in every line as "preload_env"; the pairs and
 the correctness checks are as above.
 
+--control barrier: the "preloaded" runs preload apps/bench/barrier_preload.c (built with Open
+MPI's mpicc into the build tree) instead of the library: MPI's own MPI_Alltoall and
+MPI_Alltoallv, each after an MPI_Barrier on its communicator. What lining the ranks up before
+each call gains, set beside what the library gains; such runs write no report.
+
 --smoke: one pair, fft2d if built else fftw, small sizes (the CI point). An application that
 is not installed or not built prints one SKIPPED line; with --smoke and none available the
 tier prints SKIPPED and exits 0.
@@ -95,6 +100,25 @@ def mpicc():
     """Open MPI's C compiler wrapper, which Debian's FFTW and PETSc MPI builds use (not
     another MPI's); None when absent."""
     return shutil.which("mpicc.openmpi") or shutil.which("mpicc")
+
+
+def control_library(a):
+    """The library the "preloaded" runs get: libcommsched.so, or with --control barrier the
+    control built from apps/bench/barrier_preload.c (None and the reason when it cannot be
+    built)."""
+    if not getattr(a, "control", None):
+        return os.path.join(a.build, "wrappers", "libcommsched.so"), None
+    src = os.path.join(HERE, "barrier_preload.c")
+    lib = os.path.join(os.path.abspath(a.build), "apps", "bench", "libbarrier_preload.so")
+    if os.path.exists(lib) and os.path.getmtime(lib) >= os.path.getmtime(src):
+        return lib, None
+    cc = mpicc()
+    if not cc:
+        return None, "no mpicc"
+    os.makedirs(os.path.dirname(lib), exist_ok=True)
+    p = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", lib, src], capture_output=True,
+                       text=True)
+    return (lib, None) if p.returncode == 0 else (None, f"cannot build {src}: {p.stderr[-300:]}")
 
 
 class Lammps:
@@ -471,6 +495,7 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
     os.chmod(root, 0o755)
     settings = preload_env(a)
+    control = getattr(a, "control", None)
     summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
                "pairs": a.pairs, "preload_env": settings, "commit": git_commit(),
                "date": datetime.datetime.now().isoformat(timespec="seconds")}
@@ -507,9 +532,11 @@ def app_point(machine, launch, n, name, a, lib, out, log):
                "ratio": res["native"][0] / res["preloaded"][0],
                "correct": res["native"][1] == res["preloaded"][1],
                "report": summarize_report(report)}
+        if control:
+            rec["control"] = control
         out.write(json.dumps(rec) + "\n")
         out.flush()
-        if rec["report"] is None:
+        if rec["report"] is None and not control:
             failed = f"pair {i + 1}: the preloaded run wrote no report (library not loaded?)"
             break
         if not rec["correct"]:
@@ -550,6 +577,8 @@ def app_point(machine, launch, n, name, a, lib, out, log):
             unlearned_calls=rep.get("unlearned_calls"), own=own_med,
             comm_share=app.comm_share(own_med["native"]), correct=True)
         shutil.rmtree(root, ignore_errors=True)
+    if control:
+        summary["control"] = control
     out.write(json.dumps(summary) + "\n")
     out.flush()
     return summary
@@ -621,6 +650,8 @@ def predict_point(machine, launch, n, name, a, out, log):
 
 def chosen(r):
     """What the library did, in words: the strategies of its learned patterns."""
+    if r.get("control"):
+        return f"control: {r['control']} before each call, MPI's own call"
     if not r.get("patterns"):
         return f"none learned ({r.get('unlearned_calls') or 0} calls native)"
     return (", ".join(r["strategies"]) +
@@ -678,7 +709,9 @@ def selected(a, log):
 
 
 def run_apps(machine, launch, n, a, out_path, log, failures):
-    lib = os.path.join(a.build, "wrappers", "libcommsched.so")
+    lib, why = control_library(a)
+    if not lib:
+        sys.exit(f"apps: --control {a.control}: {why}")
     rows = []
     with open(out_path, "a") as out:
         for nm in a.ready:
@@ -739,6 +772,8 @@ def main(a, here, log, failures):
             cmd += ["--predict", a.predict]
         if a.preload_env:
             cmd += ["--preload-env", a.preload_env]
+        if a.control:
+            cmd += ["--control", a.control]
         rc = subprocess.run(cmd).returncode
         if rc != 0:
             failures.append(f"apps {m}: exit status {rc}")

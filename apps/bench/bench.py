@@ -1108,6 +1108,9 @@ def main():
                     help="apps: COMMSCHED_* settings of the preloaded runs (default: none, the "
                          "defaults), e.g. COMMSCHED_STRATEGY=lp_shift; repeat it or separate "
                          "them by commas")
+    ap.add_argument("--control", choices=["barrier"], default=None,
+                    help="apps: preload a control instead of the library: barrier = MPI's own "
+                         "all-to-all after an MPI_Barrier (apps/bench/barrier_preload.c)")
     a = ap.parse_args()
     a.preload_env = ",".join(a.preload_env) if a.preload_env else None
     a.build = os.path.abspath(a.build or default_build())

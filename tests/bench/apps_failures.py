@@ -3,7 +3,8 @@
 stand-in mpirun.openmpi (no MPI) and a stand-in fft2d_transpose, and must pass when the
 preloaded run prints the native numbers and writes its report, and exit 1 with a FAILED row
 and a "failed" summary line when the preloaded run prints other numbers, writes no report, or
-exits non-zero.
+exits non-zero. With --control barrier the "preloaded" run must get the control library,
+and then writes no report and passes.
 
   tests/bench/apps_failures.py
 """
@@ -17,7 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "..", "..", "apps", "bench", "bench.py")
 
 # Runs the program after mpirun's options in --wdir; for a preloaded run (-x LD_PRELOAD=...)
-# writes the report and applies CS_FAKE: "wrong" (another checksum), "noreport", "crash".
+# writes the report and applies CS_FAKE: "wrong" (another checksum), "noreport", "crash";
+# CS_EXPECT_PRELOAD: a preloaded run whose LD_PRELOAD does not end so exits 3.
 FAKE_MPIRUN = r'''#!/usr/bin/env python3
 import json, os, subprocess, sys
 args, env, wdir, i = sys.argv[1:], dict(os.environ), None, 0
@@ -33,6 +35,9 @@ while i < len(args) and args[i].startswith("-"):
     else:
         i += 1
 pre = "LD_PRELOAD" in env
+if pre and not env["LD_PRELOAD"].endswith(os.environ.get("CS_EXPECT_PRELOAD", "")):
+    print(f"stand-in: LD_PRELOAD={env['LD_PRELOAD']}", file=sys.stderr)
+    sys.exit(3)
 fake = os.environ.get("CS_FAKE", "") if pre else ""
 if pre and fake != "noreport":
     json.dump({"patterns": [], "unlearned_calls": 24}, open(env["COMMSCHED_REPORT"], "w"))
@@ -65,13 +70,14 @@ def write_exe(path, text):
     os.chmod(path, 0o755)
 
 
-def run(work, name, fake):
+def run(work, name, fake, extra=(), expect_preload="libcommsched.so"):
     out = os.path.join(work, f"{name}.jsonl")
     # TMPDIR: the work directories a failed point keeps go away with this test's own.
     env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"],
-               CS_FAKE=fake, TMPDIR=work)
+               CS_FAKE=fake, CS_EXPECT_PRELOAD=expect_preload, TMPDIR=work)
     p = subprocess.run([sys.executable, BENCH, "apps", "--smoke", "--apps", "fft2d",
-                        "--build", os.path.join(work, "build"), "--out", out, "--timeout", "30"],
+                        "--build", os.path.join(work, "build"), "--out", out, "--timeout", "30",
+                        *extra],
                        capture_output=True, text=True, env=env, timeout=120)
     recs = [json.loads(line) for line in open(out) if line.strip()] if os.path.exists(out) else []
     print(f"--- {name}: exit status {p.returncode}\n{p.stdout}{p.stderr[-1500:]}")
@@ -94,6 +100,14 @@ def main():
             check("FAILED" in p.stdout, f"{fake}: no FAILED row in the table")
             check(len(summ) == 1 and why in (summ[0].get("failed") or ""),
                   f"{fake}: summary {summ} does not say '{why}'")
+        # The control replaces the library and writes no report (already built: no mpicc).
+        write_exe(os.path.join(work, "build", "apps", "bench", "libbarrier_preload.so"), "")
+        p, summ = run(work, "control", "noreport", ("--control", "barrier"),
+                      "libbarrier_preload.so")
+        check(p.returncode == 0, f"control: exit status {p.returncode}, expected 0")
+        check(len(summ) == 1 and summ[0].get("control") == "barrier" and summ[0].get("correct"),
+              f"control: summary {summ}")
+        check("control: barrier before each call" in p.stdout, "control: not named in the table")
     if failures:
         print(f"apps_failures: {len(failures)} failure(s)")
         sys.exit(1)
