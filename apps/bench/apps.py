@@ -102,23 +102,33 @@ def mpicc():
     return shutil.which("mpicc.openmpi") or shutil.which("mpicc")
 
 
+def fresh(out, src):
+    """Whether `out` exists and is newer than `src`."""
+    return os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(src)
+
+
+def build_c(src, out, flags):
+    """Builds `src` into `out` with mpicc and `flags` unless `out` is fresh; None, or why not."""
+    if fresh(out, src):
+        return None
+    cc = mpicc()
+    if not cc:
+        return "no mpicc"
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    p = subprocess.run([cc, "-O2", "-o", out, src] + flags, capture_output=True, text=True)
+    return None if p.returncode == 0 else \
+        f"cannot build {os.path.basename(out)}: {p.stderr[-300:]}"
+
+
 def control_library(a):
     """The library the "preloaded" runs get: libcommsched.so, or with --control barrier the
     control built from apps/bench/barrier_preload.c (None and the reason when it cannot be
     built)."""
-    if not getattr(a, "control", None):
+    if not a.control:
         return os.path.join(a.build, "wrappers", "libcommsched.so"), None
-    src = os.path.join(HERE, "barrier_preload.c")
     lib = os.path.join(os.path.abspath(a.build), "apps", "bench", "libbarrier_preload.so")
-    if os.path.exists(lib) and os.path.getmtime(lib) >= os.path.getmtime(src):
-        return lib, None
-    cc = mpicc()
-    if not cc:
-        return None, "no mpicc"
-    os.makedirs(os.path.dirname(lib), exist_ok=True)
-    p = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", lib, src], capture_output=True,
-                       text=True)
-    return (lib, None) if p.returncode == 0 else (None, f"cannot build {src}: {p.stderr[-300:]}")
+    why = build_c(os.path.join(HERE, "barrier_preload.c"), lib, ["-shared", "-fPIC"])
+    return (None, why) if why else (lib, None)
 
 
 class Lammps:
@@ -218,19 +228,10 @@ class Fftw:
         return os.path.join(build, "apps", "bench", "fftw3d_mpi")
 
     def missing(self, build):
-        src = os.path.join(HERE, "fftw3d_mpi.c")
-        exe = self.binary(build)
-        if os.path.exists(exe) and os.path.getmtime(exe) >= os.path.getmtime(src):
-            return None
-        if not os.path.exists("/usr/include/fftw3-mpi.h"):
+        src, exe = os.path.join(HERE, "fftw3d_mpi.c"), self.binary(build)
+        if not fresh(exe, src) and not os.path.exists("/usr/include/fftw3-mpi.h"):
             return "no FFTW 3 MPI headers (Debian package libfftw3-mpi-dev)"
-        cc = mpicc()
-        if not cc:
-            return "no mpicc"
-        os.makedirs(os.path.dirname(exe), exist_ok=True)
-        p = subprocess.run([cc, "-O2", "-o", exe, src, "-lfftw3_mpi", "-lfftw3", "-lm"],
-                           capture_output=True, text=True)
-        return None if p.returncode == 0 else f"cannot build fftw3d_mpi: {p.stderr[-300:]}"
+        return build_c(src, exe, ["-lfftw3_mpi", "-lfftw3", "-lm"])
 
     def prepare(self, work, build, ranks):
         return [self.binary(build), str(self.n), str(self.reps), self.wisdom]
@@ -495,7 +496,7 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
     os.chmod(root, 0o755)
     settings = preload_env(a)
-    control = getattr(a, "control", None)
+    control = a.control
     summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
                "pairs": a.pairs, "preload_env": settings, "commit": git_commit(),
                "date": datetime.datetime.now().isoformat(timespec="seconds")}
