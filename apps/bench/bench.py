@@ -226,6 +226,8 @@ AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
 NATIVE_AGREE_EVERY = 256
+# Strategies without a plan (scheduled at run time, or MPI's own call in step): no prediction.
+PLANLESS = ("drs", "native_sync")
 
 
 def alltoall_wl(unit):
@@ -369,8 +371,9 @@ def model_fields(rep, sid):
     cands = rep.get("candidates", [])
     mine = next((c for c in cands if c["strategy"] == sid), None)
     nat = next((c for c in cands if c["strategy"] == "native"), None)
-    # drs has no plan: the model gives it native's figure, no prediction of its own.
-    out = {"predicted_s": mine["predicted_s"] if mine and sid not in ("auto", "drs") else None,
+    # drs and native_sync have no plan: the model gives them native's figure, none of their own.
+    out = {"predicted_s": mine["predicted_s"] if mine and sid not in ("auto",) + PLANLESS
+           else None,
            "native_predicted_s": nat["predicted_s"] if nat else None,
            "model_lower_bound_s": rep.get("lower_bound_s"), "chosen": rep.get("strategy"),
            "calls_optimised": rep.get("calls_optimised")}

@@ -131,7 +131,7 @@ def main():
             base = platform.split("+")[0]
             hosts = bench.SMPI_PLATFORMS[base]["hosts"](n) if tier == "smpi" else None
             rpn = any_rec.get("ranks_per_node") or (2 if tier == "netns" else 1)
-            recorded = sorted({s for s in cells if s not in ("native", "auto", "drs")
+            recorded = sorted({s for s in cells if s not in ("native", "auto") + bench.PLANLESS
                                and not s.startswith("rs_nh+")})
             shaped, bound = whatif(a.build, any_rec["params"], n, machine, rpn, hosts, work,
                                    recorded, a.full_max_nonzeros)
@@ -141,14 +141,14 @@ def main():
             old_pairs, new_pairs = [], []
             for s, r in cells.items():
                 old = report.predicted_of(s, r, cells)
-                if s in measured and not s.startswith("rs_nh+") and s != "drs":
+                if s in measured and not s.startswith("rs_nh+") and s not in bench.PLANLESS:
                     if old is not None and old >= 0:
                         old_pairs.append((old, measured[s]))
                     if s in pred:
                         new_pairs.append((pred[s], measured[s]))
             for s, r in cells.items():
                 r = dict(r)
-                if s not in ("auto", "drs") and not s.startswith("rs_nh+") and s in pred:
+                if s not in ("auto",) + bench.PLANLESS and not s.startswith("rs_nh+") and s in pred:
                     r["predicted_s"] = pred[s]
                 r["native_predicted_s"] = pred.get("native")
                 if bound:
@@ -160,7 +160,7 @@ def main():
                 out.write(json.dumps(r) + "\n")
             rho_old = report.spearman(*zip(*old_pairs)) if len(old_pairs) >= 3 else None
             rho_new = report.spearman(*zip(*new_pairs)) if len(new_pairs) >= 3 else None
-            pool = sorted((s for s in pred if s not in ("native", "drs")), key=pred.get)
+            pool = sorted((s for s in pred if s not in ("native",) + bench.PLANLESS), key=pred.get)
             tried, shapes, lookalikes = [], set(), 0
             keep = trial_width([pred[s] for s in pool], pred.get("native"))
             for s in pool:  # distinct plans only, as the library's trial (same figures: same plan)

@@ -99,6 +99,7 @@ struct Candidate {
   std::string id;
   bool native = false;
   bool drs = false;  // scheduled at run time (drs.hpp), no program
+  bool in_step = false;  // native_sync: MPI's own call after the agreement, every call
   double predicted_s = -1;
   std::size_t phases = 0;
   exec::RankProgram program;
@@ -902,9 +903,14 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   r.lower_bound_s = cost::lower_bound(p->matrix, s.machine, cs.topology);
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   // auto's trial runs more candidates where its calls are predicted to be cheap.
-  const std::size_t keep = runs_trial() ? learn::trial_width(agreed, s.cfg.trial_calls,
-                                                                 s.cfg.trial_seconds)
-                                            : learn::kTrialKeep;
+  std::size_t keep = learn::kTrialKeep;
+  if (runs_trial()) {
+    const std::vector<std::string> pool =
+        learn::prediction_pool(s.cfg.strategy, s.cfg.candidates);
+    const auto in_step = std::find(pool.begin(), pool.end(), learn::kInStep) - pool.begin();
+    keep = learn::trial_width(agreed, s.cfg.trial_calls, s.cfg.trial_seconds,
+                              static_cast<std::size_t>(in_step));
+  }
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
       p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, keep, s.cfg.max_staging);
   ok.clear();
@@ -918,8 +924,10 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
     c.predicted_s = cp.predicted_s;
     c.native = cp.id == "native";
     c.drs = cp.id == "drs";
+    c.in_step = cp.id == learn::kInStep;
     int fits = 1;
-    if (!c.native && !c.drs) {  // drs sends whole messages with the user's datatypes
+    // drs sends whole messages with the user's datatypes; native_sync is MPI's own call.
+    if (!c.native && !c.drs && !c.in_step) {
       c.program = exec::compile(cp.plan, p->matrix, cs.rank);
       c.phases = cp.plan.phases.size();
       for (const exec::Step& st : c.program.steps) {  // MPI counts are ints
@@ -1593,6 +1601,8 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   if (c.native) {
     agreement = now() - t0;
     rc = x.native(x);
+  } else if (c.in_step) {  // the agreement just made has every rank in the call
+    rc = x.native(x);
   } else if (c.drs) {
     rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);
   } else {
@@ -1603,8 +1613,9 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
       rc = MPI_ERR_INTERN;
   }
   // The schedule ran on the private duplicate, which returns its errors: raise one on the
-  // application's communicator, through the handler it chose, as the native call would.
-  if (rc != MPI_SUCCESS && !c.native) PMPI_Comm_call_errhandler(x.comm, rc);
+  // application's communicator, through the handler it chose, as the native call would (MPI's
+  // own call has raised its error already).
+  if (rc != MPI_SUCCESS && !c.native && !c.in_step) PMPI_Comm_call_errhandler(x.comm, rc);
   const double dt = now() - t0;
   trace_call(cs, &p, c.id, !c.native, c.phases, t0, dt);
   ++p.record.calls;

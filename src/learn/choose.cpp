@@ -80,6 +80,7 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
     const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
     if (!allowed.empty() && !named) continue;
     // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
+    // native_sync has no plan either, but costs one agreement a call: always (plan_chosen).
     if (s.id == "drs" && !named) continue;
     pool.emplace_back(s.id);
   }
@@ -142,15 +143,17 @@ std::vector<Prediction> unpack_predictions(const std::vector<double>& packed) {
   return out;
 }
 
-std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s) {
+std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s,
+                        std::size_t in_step) {
   if (agreed.empty()) return kTrialKeep;
-  std::vector<double> t;  // the pool's usable predictions, best first
+  std::vector<double> t;  // the pool's usable plans' predictions, best first
   for (std::size_t i = 0; i + 1 < agreed.size(); ++i)
-    if (agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone)
+    if (i != in_step && agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone)
       t.push_back(agreed[i].predicted_s);
   std::sort(t.begin(), t.end());
   const Prediction& native = agreed.back();
   double round = native.predicted_s < Prediction::kNone ? native.predicted_s : 0;
+  if (in_step < agreed.size() - 1) round *= 2;  // native_sync, tried beside the plans
   std::size_t k = 0;
   for (; k < t.size() && k < kTrialKeep; ++k) round += t[k];
   const double rounds = static_cast<double>(std::max(calls, 1) + 1);
@@ -165,8 +168,15 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const plan::Options& options, std::size_t keep,
                                        Bytes max_staging) {
   std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i)
-    if (agreed[i].rejected == 0 && agreed[i].predicted_s < Prediction::kNone) order.push_back(i);
+  std::size_t in_step = pool.size();  // native_sync's entry, if in the pool
+  for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i) {
+    if (agreed[i].rejected != 0 || agreed[i].predicted_s >= Prediction::kNone) continue;
+    if (pool[i] == kInStep) {
+      in_step = i;
+      continue;
+    }
+    order.push_back(i);
+  }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return agreed[a].predicted_s < agreed[b].predicted_s;
   });
@@ -226,7 +236,18 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
   // plans of several phases go first there.
   std::stable_partition(pos, out.end(),
                         [](const CandidatePlan& c) { return c.plan.phases.size() > 1; });
-  out.insert(pos, std::move(native));
+  const auto behind = out.insert(pos, std::move(native)) + 1;
+  // The model has no skew between the ranks either: native_sync, MPI's own call once every
+  // rank has entered it, is predicted as native and comes first behind it, outside the width
+  // (it plans nothing and costs one agreement a call), so the trial always asks whether ranks
+  // that start the exchange together make MPI's own call faster (an incast that overflows a
+  // shallow switch queue when the early ranks' messages wait for the late ones).
+  if (in_step < pool.size()) {
+    CandidatePlan c;
+    c.id = pool[in_step];
+    c.predicted_s = agreed[in_step].predicted_s;
+    out.insert(behind, std::move(c));
+  }
   for (CandidatePlan& c : same) out.push_back(std::move(c));
   for (std::size_t i = 0; i < pool.size() && i < agreed.size(); ++i) {
     const Prediction& a = agreed[i];

@@ -53,7 +53,8 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
 /// predicting nothing itself.
 
 /// The strategies `auto` predicts, in registry order: every registered one but native, only
-/// those in `allowed` when it is not empty, `drs` only when `allowed` names it.
+/// those in `allowed` when it is not empty, `drs` only when `allowed` names it. `native_sync`
+/// (kInStep) is predicted as native, and plan_chosen puts it right behind native.
 std::vector<std::string> auto_pool(const std::vector<std::string>& allowed);
 
 /// The pool of a strategy the user named: that strategy alone, nothing for `native`.
@@ -85,6 +86,9 @@ std::vector<Prediction> predict_share(const core::CommMatrix& m,
 std::vector<double> pack_predictions(const std::vector<Prediction>& p);
 std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
 
+/// The plan-less strategy that runs MPI's own call once every rank has entered it.
+inline constexpr std::string_view kInStep = "native_sync";
+
 /// How many planned candidates `auto`'s trial runs beside native, from the agreed predictions
 /// (predict_share's entries, native's last): kTrialKeep, and more, up to kTrialKeepMost, while a
 /// round of them and native (their predicted times summed), times the trial's `calls` measured
@@ -93,7 +97,10 @@ std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
 /// milliseconds trying five more costs the job a few tenths of a second once.
 inline constexpr std::size_t kTrialKeep = 3;
 inline constexpr std::size_t kTrialKeepMost = 8;
-std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s);
+/// `in_step`: native_sync's entry, if the pool holds it (tried beside the width, at native's
+/// time); not counted.
+std::size_t trial_width(const std::vector<Prediction>& agreed, int calls, double budget_s,
+                        std::size_t in_step = std::numeric_limits<std::size_t>::max());
 
 /// Two predictions this close (relative) are the same to the model: its sums of α + β·bytes
 /// differ only in rounding.
@@ -101,8 +108,9 @@ inline constexpr double kSamePrediction = 1e-9;
 
 /// The candidates from agreed predictions (predict_share's entries, native's last): plans the
 /// `keep` best predicted usable entries and native, best first (native where its prediction
-/// puts it; behind native, plans of several phases before one-phase plans, which share
-/// native's receiver contention that the model does not see), then the rejected ones with why
+/// puts it; right behind native, native_sync when the pool holds it, outside the `keep`; then
+/// plans of several phases before one-phase plans, which share native's receiver contention
+/// that the model does not see), then the rejected ones with why
 /// (no plan). A plan that repeats a kept one, or that the model cannot tell from one (as many
 /// phases, a prediction within kSamePrediction), is listed as such, untried; a lookalike takes
 /// one of the `keep` slots. The same list plan_candidates gives for `auto` with a predictor.

@@ -72,6 +72,11 @@ constexpr std::array kStrategies{
     Strategy{"drs",
              "distributed random scheduling: test-and-set the receiver's busy flag, then send",
              "001 §6", false, nullptr},
+    // No plan either: MPI's own call, after the agreement every scheduled call makes.
+    Strategy{"native_sync",
+             "the MPI library's own MPI_Alltoallv, the ranks in step: after a collective "
+             "agreement every call",
+             "beyond the papers (a barrier before each exchange)", false, nullptr},
 };
 
 }  // namespace

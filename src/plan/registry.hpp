@@ -53,8 +53,9 @@ struct Strategy {
   std::string_view description;  ///< one line for the README and error messages
   std::string_view reference;    ///< paper and section
   bool permutation;              ///< its plans keep one send and one receive per rank per phase
-  /// nullptr for `native` (PMPI_Alltoallv itself) and `drs` (scheduled at run time by the MPI
-  /// side, without a plan); every other strategy is a planner.
+  /// nullptr for `native` (PMPI_Alltoallv itself), `drs` (scheduled at run time by the MPI
+  /// side, without a plan) and `native_sync` (PMPI_Alltoallv once every rank has entered the
+  /// call); every other strategy is a planner.
   Planner plan;
 };
 

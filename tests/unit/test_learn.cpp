@@ -288,6 +288,58 @@ TEST(ChooseForced, SharedPredictionsGiveTheSameCandidates) {
   }
 }
 
+// native_sync plans nothing and the model sees no skew between ranks: it is predicted as
+// native and tried right behind it, outside the width (the `keep` plans are all still tried),
+// in auto's pool unless COMMSCHED_CANDIDATES leaves it out; named, it runs beside native.
+TEST(ChooseAuto, InStepComesRightBehindNative) {
+  std::vector<Bytes> dense(8 * 8, 4096);
+  for (int i = 0; i < 8; ++i) dense[static_cast<std::size_t>(i * 9)] = 0;
+  const auto m = cs::core::CommMatrix::from_dense(8, dense);
+  // One-phase plans look faster than native, several phases slower.
+  const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
+    return p ? 1e-3 * static_cast<double>(p->phases.size()) + 1e-6 * static_cast<double>(
+                                                                  p->transfer_count())
+             : 2e-3;
+  };
+  const auto ids = [](const std::vector<cs::learn::CandidatePlan>& c) {
+    std::vector<std::string> out;
+    for (const auto& x : c)
+      if (x.rejected.empty()) out.push_back(x.id);
+    return out;
+  };
+  std::vector<std::string> planners;  // every strategy but native_sync
+  for (const cs::plan::Strategy& st : cs::plan::strategies())
+    if (st.id != "native" && st.id != "native_sync" && st.id != "drs")
+      planners.emplace_back(st.id);
+  for (const std::size_t keep : {std::size_t{1}, std::size_t{3}}) {
+    const auto c =
+        cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, {}, predict, keep, ~Bytes{0});
+    std::vector<std::string> expected = ids(cs::learn::plan_candidates(
+        m, "auto", cs::plan::Options{}, planners, predict, keep, ~Bytes{0}));
+    const auto native = std::find(expected.begin(), expected.end(), "native");
+    ASSERT_NE(native, expected.end());
+    ASSERT_NE(native, expected.begin()) << "a one-phase plan is predicted before native";
+    expected.insert(native + 1, "native_sync");
+    EXPECT_EQ(ids(c), expected) << "keep " << keep;
+    for (const auto& x : c) {
+      if (x.id == "native_sync") {
+        EXPECT_EQ(x.predicted_s, 2e-3);
+        EXPECT_TRUE(x.plan.phases.empty());
+      }
+    }
+  }
+  const auto without = ids(cs::learn::plan_candidates(m, "auto", cs::plan::Options{},
+                                                      {"color", "pex"}, predict, 3, ~Bytes{0}));
+  EXPECT_EQ(std::count(without.begin(), without.end(), "native_sync"), 0);
+  const auto named = ids(cs::learn::plan_candidates(m, "auto", cs::plan::Options{},
+                                                    {"pex", "native_sync"}, predict, 3, ~Bytes{0}));
+  EXPECT_EQ(named, (std::vector<std::string>{"native", "native_sync", "pex"}));
+  const auto forced =
+      ids(cs::learn::plan_candidates(m, "native_sync", cs::plan::Options{}, {}, predict, 3,
+                                     ~Bytes{0}));
+  EXPECT_EQ(forced, (std::vector<std::string>{"native_sync", "native"}));
+}
+
 // auto's trial runs distinct plans: a strategy whose plan repeats a better-predicted one (the
 // hybrid routes with only small messages are their pure variants) is listed as such, untried,
 // and the next distinct plan takes its slot.
@@ -329,7 +381,8 @@ TEST(ChooseAuto, LookalikePlansAreTriedOnce) {
   std::vector<std::size_t> tried_phases;
   std::size_t lookalikes = 0;
   for (const auto& x : c) {
-    if (x.rejected.empty() && x.id != "native") tried_phases.push_back(x.plan.phases.size());
+    if (x.rejected.empty() && x.id != "native" && x.id != "native_sync")
+      tried_phases.push_back(x.plan.phases.size());
     if (x.rejected.rfind("predicted the same as ", 0) == 0) ++lookalikes;
   }
   // One plan per phase count; the rest of the eight slots went to their lookalikes.
@@ -382,6 +435,9 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   mixed[2].rejected = 2;
   mixed[3].predicted_s = Prediction::kNone;
   EXPECT_EQ(trial_width(mixed, 3, 0.1), 4u);  // four cheap ones; a 9 s one does not fit
+  // native_sync is tried beside the width: not counted in it, its time (native's) in the round.
+  EXPECT_EQ(trial_width(mixed, 3, 0.1, 1), 3u);
+  EXPECT_EQ(trial_width(preds(ten, 1e-3), 3, 0.025, 0), 4u);  // (2 + k) ms * 4 <= 25 ms
   // The width is what plan_chosen keeps: more distinct plans are tried.
   const cs::core::CommMatrix m = cs::core::CommMatrix::from_dense(
       8, [] {
@@ -397,11 +453,14 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   for (std::size_t i = 0; i < cheap.size(); ++i)
     cheap[i].predicted_s =  // distinct: lookalikes would be tried once
         1e-4 * static_cast<double>(1 + i % 3) * (1 + 1e-3 * static_cast<double>(i));
-  const std::size_t k = trial_width(cheap, 3, 0.1);
+  const auto in_step = static_cast<std::size_t>(
+      std::find(pool.begin(), pool.end(), "native_sync") - pool.begin());
+  ASSERT_LT(in_step, pool.size());
+  const std::size_t k = trial_width(cheap, 3, 0.1, in_step);
   ASSERT_EQ(k, cs::learn::kTrialKeepMost);
   const auto c = cs::learn::plan_chosen(m, pool, cheap, cs::plan::Options{}, k, ~Bytes{0});
   const auto tried = std::count_if(c.begin(), c.end(), [](const auto& x) {
-    return x.rejected.empty() && x.id != "native";
+    return x.rejected.empty() && x.id != "native" && x.id != "native_sync";
   });
   EXPECT_EQ(static_cast<std::size_t>(tried), k);
 }

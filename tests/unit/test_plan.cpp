@@ -218,7 +218,7 @@ TEST(Registry, NativeFirstThenPlannersInOrder) {
     EXPECT_TRUE(ids.insert(s.id).second) << "duplicate id " << s.id;
     EXPECT_FALSE(s.description.empty()) << s.id;
     EXPECT_FALSE(s.reference.empty()) << s.id;
-    if (s.id != "native" && s.id != "drs") {
+    if (s.id != "native" && s.id != "drs" && s.id != "native_sync") {
       EXPECT_NE(s.plan, nullptr) << s.id;
     }
     EXPECT_EQ(plan::find_strategy(s.id), &s);
@@ -227,7 +227,7 @@ TEST(Registry, NativeFirstThenPlannersInOrder) {
   EXPECT_EQ(plan::strategy_id_list(),
             "native, ac, lex, lp_xor, lp_shift, pex, bex, greedy, rs_n, rs_n_sort, rs_nh, color, maxmin, maxsum, unif, bvn, "
             "two_stage, mesh2d, mesh2d_pure, grid3d, grid3d_pure, hypercube, hypercube_pure, "
-            "two_level, node_aware, node_aware_multi, drs");
+            "two_level, node_aware, node_aware_multi, drs, native_sync");
 }
 
 TEST(Registry, BarrierOptionReachesLinearPermutations) {
