@@ -80,8 +80,9 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
     const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
     if (!allowed.empty() && !named) continue;
     // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
-    // native_sync has no plan either, but costs one agreement a call: always (plan_chosen).
-    if (s.id == "drs" && !named) continue;
+    // native_sync's gain is a state carried from call to call (ranks left in step), which
+    // the trial's pairs, each candidate call next to a native one, cannot show: on request too.
+    if ((s.id == "drs" || s.id == kInStep) && !named) continue;
     pool.emplace_back(s.id);
   }
   return pool;
@@ -238,10 +239,8 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                         [](const CandidatePlan& c) { return c.plan.phases.size() > 1; });
   const auto behind = out.insert(pos, std::move(native)) + 1;
   // The model has no skew between the ranks either: native_sync, MPI's own call once every
-  // rank has entered it, is predicted as native and comes first behind it, outside the width
-  // (it plans nothing and costs one agreement a call), so the trial always asks whether ranks
-  // that start the exchange together make MPI's own call faster (an incast that overflows a
-  // shallow switch queue when the early ranks' messages wait for the late ones).
+  // rank has entered it, is predicted as native and, where named, comes first behind it,
+  // outside the width (it plans nothing and costs one agreement a call).
   if (in_step < pool.size()) {
     CandidatePlan c;
     c.id = pool[in_step];

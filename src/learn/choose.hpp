@@ -34,8 +34,9 @@ using Predictor = std::function<double(const core::Plan*)>;
 
 /// Candidates for `strategy` ("auto" or an id) on `m`. A forced id gives [id, native]; `auto`
 /// with a predictor plans every strategy in `allowed` (all when empty), predicts them, and keeps
-/// the `keep` best plus native, best first as plan_chosen orders them (`drs`, which has no
-/// plan to predict, only when `allowed` names it); `auto` without a predictor gives [rule's
+/// the `keep` best plus native, best first as plan_chosen orders them (`drs` and
+/// `native_sync`, which have no plan to predict, only when `allowed` names them); `auto`
+/// without a predictor gives [rule's
 /// choice, native]. Invalid plans and plans above `max_staging` bytes on some rank are kept with
 /// `rejected` set (the report says why) and sorted last.
 std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,
@@ -53,8 +54,9 @@ std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::strin
 /// predicting nothing itself.
 
 /// The strategies `auto` predicts, in registry order: every registered one but native, only
-/// those in `allowed` when it is not empty, `drs` only when `allowed` names it. `native_sync`
-/// (kInStep) is predicted as native, and plan_chosen puts it right behind native.
+/// those in `allowed` when it is not empty, `drs` and `native_sync` (kInStep) only when
+/// `allowed` names them. native_sync is predicted as native, and plan_chosen puts it right
+/// behind native.
 std::vector<std::string> auto_pool(const std::vector<std::string>& allowed);
 
 /// The pool of a strategy the user named: that strategy alone, nothing for `native`.

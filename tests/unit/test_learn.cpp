@@ -289,8 +289,9 @@ TEST(ChooseForced, SharedPredictionsGiveTheSameCandidates) {
 }
 
 // native_sync plans nothing and the model sees no skew between ranks: it is predicted as
-// native and tried right behind it, outside the width (the `keep` plans are all still tried),
-// in auto's pool unless COMMSCHED_CANDIDATES leaves it out; named, it runs beside native.
+// native and, where COMMSCHED_CANDIDATES names it, tried right behind native, outside the
+// width (the `keep` plans are all still tried); unnamed, auto leaves it out; forced, it runs
+// beside native.
 TEST(ChooseAuto, InStepComesRightBehindNative) {
   std::vector<Bytes> dense(8 * 8, 4096);
   for (int i = 0; i < 8; ++i) dense[static_cast<std::size_t>(i * 9)] = 0;
@@ -307,15 +308,20 @@ TEST(ChooseAuto, InStepComesRightBehindNative) {
       if (x.rejected.empty()) out.push_back(x.id);
     return out;
   };
-  std::vector<std::string> planners;  // every strategy but native_sync
+  std::vector<std::string> planners;  // every strategy with a plan
   for (const cs::plan::Strategy& st : cs::plan::strategies())
-    if (st.id != "native" && st.id != "native_sync" && st.id != "drs")
-      planners.emplace_back(st.id);
+    if (st.plan) planners.emplace_back(st.id);
+  std::vector<std::string> with_sync = planners;
+  with_sync.emplace_back("native_sync");
   for (const std::size_t keep : {std::size_t{1}, std::size_t{3}}) {
-    const auto c =
-        cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, {}, predict, keep, ~Bytes{0});
+    const auto c = cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, with_sync, predict,
+                                              keep, ~Bytes{0});
     std::vector<std::string> expected = ids(cs::learn::plan_candidates(
         m, "auto", cs::plan::Options{}, planners, predict, keep, ~Bytes{0}));
+    EXPECT_EQ(ids(cs::learn::plan_candidates(m, "auto", cs::plan::Options{}, {}, predict, keep,
+                                             ~Bytes{0})),
+              expected)
+        << "unnamed, auto leaves native_sync out";
     const auto native = std::find(expected.begin(), expected.end(), "native");
     ASSERT_NE(native, expected.end());
     ASSERT_NE(native, expected.begin()) << "a one-phase plan is predicted before native";
@@ -448,7 +454,10 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
             if (i != j && rng() % 2) d[static_cast<std::size_t>(i * 8 + j)] = 1 + rng() % 5000;
         return d;
       }());
-  const std::vector<std::string> pool = cs::learn::auto_pool({});
+  std::vector<std::string> named;  // every planner, and native_sync
+  for (const cs::plan::Strategy& st : cs::plan::strategies())
+    if (st.plan || st.id == "native_sync") named.emplace_back(st.id);
+  const std::vector<std::string> pool = cs::learn::auto_pool(named);
   std::vector<Prediction> cheap(pool.size() + 1);
   for (std::size_t i = 0; i < cheap.size(); ++i)
     cheap[i].predicted_s =  // distinct: lookalikes would be tried once
