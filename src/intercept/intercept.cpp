@@ -1084,8 +1084,7 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
     p.usable.push_back(std::move(native));
   }
   std::vector<learn::TrialCandidate> tc;
-  for (const Candidate& c : p.usable)
-    tc.push_back({c.id, c.predicted_s, -1, c.in_step ? learn::kInStepBlock : 1});
+  for (const Candidate& c : p.usable) tc.push_back({c.id, c.predicted_s, -1});
   // After the decision, the other side is re-measured every 200 calls. The seed and the calls
   // before are the same on every rank, so the trial's draws and budget are too.
   // A verdict from an earlier run of this job (COMMSCHED_WISDOM) settles it without a trial,

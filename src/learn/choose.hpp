@@ -90,9 +90,6 @@ std::vector<Prediction> unpack_predictions(const std::vector<double>& packed);
 
 /// The plan-less strategy that runs MPI's own call once every rank has entered it.
 inline constexpr std::string_view kInStep = "native_sync";
-/// Its trial compares blocks of this many calls (TrialCandidate::block): its gain, the ranks
-/// left in step, is carried from call to call.
-inline constexpr int kInStepBlock = 4;
 
 /// How many planned candidates `auto`'s trial runs beside native, from the agreed predictions
 /// (predict_share's entries, native's last): kTrialKeep, and more, up to kTrialKeepMost, while a

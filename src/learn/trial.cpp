@@ -73,10 +73,8 @@ Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_ever
       recheck_every_(recheck_every < 0 ? 0 : recheck_every),
       rng_(seed ^ 0x243f6a8885a308d3ULL),
       native_(cands_.size()) {
-  for (std::size_t i = 0; i < cands_.size(); ++i) {
+  for (std::size_t i = 0; i < cands_.size(); ++i)
     if (cands_[i].id == "native") native_ = i;
-    cands_[i].block = cands_[i].block <= 1 ? 1 : std::max(cands_[i].block, 3);
-  }
   if (native_ < cands_.size()) alive_[native_] = false;  // the baseline, not a contender
   if (cands_.size() <= 1 || native_ == cands_.size()) {
     decide(0);  // nothing to compare against
@@ -156,15 +154,6 @@ void Trial::schedule_next() {
     current_ = pair_candidate_;
     return;
   }
-  if (const int block = cands_[pair_candidate_].block; block > 1) {
-    // Native first, always: the candidate's side then ends on a call of the candidate, whose
-    // time the next call's agreement carries. The call under way (or the next) runs native,
-    // the owed calls leave the ranks to drift without an agreement, and the last is timed.
-    slot_ = Slot::block_native;
-    current_ = native_;
-    settle_ = static_cast<std::uint64_t>(block - 2);
-    return;
-  }
   slot_ = Slot::pair_first;
   current_ = draw() % 2 ? pair_candidate_ : native_;
 }
@@ -201,13 +190,6 @@ void Trial::evaluate(std::size_t c) {
     alive_[c] = false;
 }
 
-void Trial::add_pair(const Pair& p) {
-  pairs_[pair_candidate_].push_back(p);
-  ++pairs_total_;
-  extra_s_ += p.candidate_s - p.native_s;
-  evaluate(pair_candidate_);
-}
-
 void Trial::decide(std::size_t winner) {
   for (std::size_t i = 0; i < cands_.size(); ++i) {
     std::vector<double> t;
@@ -234,12 +216,6 @@ void Trial::decide(std::size_t winner) {
 }
 
 void Trial::unmeasured_native_call() {
-  if (!decided_ && slot_ == Slot::block_native && settle_ > 0) {
-    --settle_;  // counted in the base as an owed call; the block's timed call comes next
-    calls_before_ += 1;
-    job_s_ += native_own_estimate();
-    return;
-  }
   if (decided_ || owed_ == 0) return;
   calls_before_ += 1;
   job_s_ += owed_native_s_;  // at least; the next agreement tells
@@ -272,24 +248,11 @@ void Trial::measured(double seconds, double overhead, double own) {
         return;
       case Slot::pair_second: {
         const bool native_second = current_ == native_;
-        add_pair({native_second ? pair_first_s_ : seconds, native_second ? seconds : pair_first_s_});
-        if (decided_) return;
-        break;
-      }
-      case Slot::block_native:  // the native side's timed call
-        block_native_s_ = seconds;
-        slot_ = Slot::block_candidate;
-        current_ = pair_candidate_;
-        settle_ = static_cast<std::uint64_t>(cands_[pair_candidate_].block - 1);
-        return;
-      case Slot::block_candidate: {
-        if (settle_ > 0) {  // the candidate's calls before its timed one cost what they cost
-          --settle_;
-          const double n = native_estimate();
-          extra_s_ += seconds - (n >= 0 ? n : seconds);
-          return;
-        }
-        add_pair({seconds, block_native_s_});
+        const Pair p{native_second ? pair_first_s_ : seconds, native_second ? seconds : pair_first_s_};
+        pairs_[pair_candidate_].push_back(p);
+        ++pairs_total_;
+        extra_s_ += p.candidate_s - p.native_s;
+        evaluate(pair_candidate_);
         if (decided_) return;
         break;
       }

@@ -28,10 +28,6 @@
 ///   native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to
 ///   cover the next pair (each counted at native's time in the call). A faster candidate
 ///   earns credit; a slow one waits.
-/// - Blocks. A candidate whose gain is carried from call to call (TrialCandidate::block) is
-///   compared on the last call of a block of its calls against the last of a block of native
-///   calls, native first: a native call right after one that lined the ranks up would share
-///   the candidate's gain. The native block's middle calls are owed calls (no agreement).
 /// - After the decision the other side is re-measured every `recheck_every` calls (native when
 ///   a plan won, the best candidate when native did), so a plan that drifts above native
 ///   reverts.
@@ -64,11 +60,6 @@ struct TrialCandidate {
   std::string id;            ///< strategy id ("native" included)
   double predicted_s = -1;   ///< cost model's prediction, < 0 when unknown
   double measured_s = -1;    ///< median of the trial calls, < 0 until measured
-  /// Consecutive calls on each side of a pair, 1 or at least 3 (2 counts as 3). Above 1 for a
-  /// candidate whose gain is a state carried from call to call (ranks left in step): a pair
-  /// is then `block` native calls, the first after an agreement and the others without one,
-  /// then `block` calls of the candidate, and each side is timed on its last call only.
-  int block = 1;
 };
 
 class Trial {
@@ -141,9 +132,7 @@ class Trial {
   void measured(double seconds, double overhead = 0, double own = -1);
   /// Native calls the trial wants before its next measured call, while its budget refills:
   /// they need no measurement (so no agreement). 0 when the next call is measured.
-  std::uint64_t native_calls_owed() const {
-    return owed_ + (slot_ == Slot::block_native ? settle_ : 0);
-  }
+  std::uint64_t native_calls_owed() const { return owed_; }
   /// One of those calls ran natively.
   void unmeasured_native_call();
 
@@ -156,15 +145,7 @@ class Trial {
   const std::vector<TrialCandidate>& candidates() const { return cands_; }
 
  private:
-  enum class Slot {
-    native_alone,
-    first_call,
-    pair_first,
-    pair_second,
-    block_native,     // a block pair's native side: settle_ owed calls, then its timed call
-    block_candidate,  // then the candidate's side: settle_ calls, then its timed call
-    rechecking
-  };
+  enum class Slot { native_alone, first_call, pair_first, pair_second, rechecking };
   struct Pair {
     double candidate_s, native_s;
   };
@@ -174,8 +155,6 @@ class Trial {
   double native_own_estimate() const;
   void schedule_next();
   void evaluate(std::size_t candidate);
-  // A pair of the candidate under way: kept, charged against the budget, and looked at.
-  void add_pair(const Pair& p);
   void decide(std::size_t winner);
   bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
   std::uint64_t draw();
@@ -202,8 +181,6 @@ class Trial {
   double calls_before_ = 0;
   double job_s_ = 0;                // set_job_time, plus native's time per unmeasured call since
   std::uint64_t owed_ = 0;          // unmeasured native calls before the next measured one
-  std::uint64_t settle_ = 0;        // a block's calls before its timed one (owed when native)
-  double block_native_s_ = 0;       // a block pair's native side
   double owed_native_s_ = 0;        // native_own_estimate() when they were owed
   double share_ = kBudgetShare;
   double extra_s_ = 0;

@@ -362,49 +362,6 @@ TEST(Trial, NativeIsTimedFromEntryLikeAPlan) {
   EXPECT_DOUBLE_EQ(Trial::call_seconds(1e-3, -1.0, 256), 1e-3);
 }
 
-// A gain carried from call to call, as the MPI side makes the calls: a call agrees (lining the
-// ranks up) when it runs a candidate other than native or reports the previous call's time; a
-// native call runs in step (1.0) when it or the call before it agreed, out of step (1.3)
-// otherwise; native_sync, in step after its own agreement, costs 1.05. Pairs of single calls
-// time native mostly in step and keep it; blocks time native's steady state and find
-// native_sync, 20 % faster; where native out of step costs no more (1.0), they keep native.
-std::string carried_winner(int block, std::uint64_t seed, double out_of_step = 1.3) {
-  std::vector<TrialCandidate> c = cands({"native", "native_sync"});
-  c[1].block = block;
-  Trial t(std::move(c), 3, 0, seed);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-0.05, 0.05);
-  double pending = -1;  // the previous call's time, until the next agreement reports it
-  bool before_agreed = false;
-  for (int k = 0; k < 20000 && !t.decided(); ++k) {
-    if (t.native_calls_owed() > 0) {  // native, no agreement: a pending time is dropped
-      t.unmeasured_native_call();
-      pending = -1;
-      before_agreed = false;
-      continue;
-    }
-    bool agreed = false;
-    if (pending >= 0) {
-      t.measured(pending);
-      agreed = true;
-    }
-    if (t.decided()) break;
-    const bool native = t.candidates()[t.current()].id == "native";
-    agreed = agreed || !native;
-    pending = (native ? (agreed || before_agreed ? 1.0 : out_of_step) : 1.05) * (1 + u(rng));
-    before_agreed = agreed;
-  }
-  return t.decided() ? winner(t) : "undecided";
-}
-
-TEST(Trial, BlocksFindAGainCarriedFromCallToCall) {
-  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    EXPECT_EQ(carried_winner(4, seed), "native_sync") << "seed " << seed;
-    EXPECT_NE(carried_winner(1, seed), "native_sync") << "seed " << seed;
-    EXPECT_EQ(carried_winner(4, seed, 1.0), "native") << "seed " << seed;
-  }
-}
-
 TEST(EntryClock, KeepsTheLatestEntries) {
   EntryClock c;
   EXPECT_EQ(c.entry(0), -1);  // not made yet
