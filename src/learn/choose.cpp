@@ -80,8 +80,9 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
     const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
     if (!allowed.empty() && !named) continue;
     // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
-    // native_sync's gain is a state carried from call to call (ranks left in step), which
-    // the trial's pairs, each candidate call next to a native one, cannot show: on request too.
+    // native_sync's gain is the whole job in step; one pattern's trial, syncing its own calls
+    // while the job's other calls run out of step, measures their skew as its wait: on
+    // request too.
     if ((s.id == "drs" || s.id == kInStep) && !named) continue;
     pool.emplace_back(s.id);
   }
