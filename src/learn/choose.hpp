@@ -36,9 +36,9 @@ using Predictor = std::function<double(const core::Plan*)>;
 /// with a predictor plans every strategy in `allowed` (all when empty), predicts them, and keeps
 /// the `keep` best plus native, best first as plan_chosen orders them (`drs` and
 /// `native_sync`, which have no plan to predict, only when `allowed` names them); `auto`
-/// without a predictor gives [rule's
-/// choice, native]. Invalid plans and plans above `max_staging` bytes on some rank are kept with
-/// `rejected` set (the report says why) and sorted last.
+/// without a predictor gives [rule's choice, native]. Invalid plans and plans above
+/// `max_staging` bytes on some rank are kept with `rejected` set (the report says why) and
+/// sorted last.
 std::vector<CandidatePlan> plan_candidates(const core::CommMatrix& m, std::string_view strategy,
                                            const plan::Options& options,
                                            const std::vector<std::string>& allowed,
