@@ -68,8 +68,8 @@ def family(r):
     return r["workload"], f"{p['unit']} B"
 
 
-STRATEGY_ORDER = ["native", "native_sync", "ac", "lex", "lp_xor", "lp_shift", "pex", "bex", "greedy", "rs_n",
-                  "rs_n_sort", "rs_nh", "rs_nh+l1", "rs_nh+fixed", "color", "maxmin", "maxsum",
+STRATEGY_ORDER = ["native", "native_sync", "ac", "lex", "lp_xor", "lp_shift", "pex", "bex",
+                  "greedy", "rs_n", "rs_n_sort", "rs_nh", "rs_nh+l1", "rs_nh+fixed", "color", "maxmin", "maxsum",
                   "unif", "bvn", "drs", "two_stage", "mesh2d", "mesh2d_pure", "grid3d",
                   "grid3d_pure", "hypercube", "hypercube_pure", "two_level", "node_aware",
                   "node_aware_multi", "auto"]

@@ -238,9 +238,14 @@ struct Global {
   // comparisons on each call cost more than the rest of a learned call's bookkeeping.
   bool strategy_native = false;  // COMMSCHED_STRATEGY=native, or forced to it
   bool trial_budgeted = false;   // auto with its trial: learning and probes within its budget
+  std::vector<std::string> pool;  // what the ranks predict for cfg.strategy (prediction_pool)
+  std::size_t pool_in_step = 0;   // native_sync's entry in it (pool.size(): not there)
   void settle_strategy() {
     strategy_native = cfg.strategy == "native";
     trial_budgeted = cfg.trial && cfg.strategy == "auto";
+    pool = learn::prediction_pool(cfg.strategy, cfg.candidates);
+    pool_in_step = static_cast<std::size_t>(std::find(pool.begin(), pool.end(), learn::kInStep) -
+                                            pool.begin());
   }
   std::vector<std::string> warnings;
   int world_rank = 0;
@@ -904,13 +909,8 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   // auto's trial runs more candidates where its calls are predicted to be cheap.
   std::size_t keep = learn::kTrialKeep;
-  if (runs_trial()) {
-    const std::vector<std::string> pool =
-        learn::prediction_pool(s.cfg.strategy, s.cfg.candidates);
-    const auto in_step = std::find(pool.begin(), pool.end(), learn::kInStep) - pool.begin();
-    keep = learn::trial_width(agreed, s.cfg.trial_calls, s.cfg.trial_seconds,
-                              static_cast<std::size_t>(in_step));
-  }
+  if (runs_trial())
+    keep = learn::trial_width(agreed, s.cfg.trial_calls, s.cfg.trial_seconds, s.pool_in_step);
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
       p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, keep, s.cfg.max_staging);
   ok.clear();
@@ -966,7 +966,7 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
 // and the candidates' agreement that follows catches any disagreement.
 std::vector<learn::Prediction> share_predictions(CommState& cs, const core::CommMatrix* m) {
   Global& s = g();
-  const std::vector<std::string> pool = learn::prediction_pool(s.cfg.strategy, s.cfg.candidates);
+  const std::vector<std::string>& pool = s.pool;
   std::vector<learn::Prediction> mine(pool.size() + 1);
   const bool known = m && std::any_of(cs.patterns.begin(), cs.patterns.end(),
                                       [&](const auto& p) { return p->matrix == *m; });
@@ -1598,10 +1598,8 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   int rc = MPI_SUCCESS;
   const Candidate& c = p.running();
   double agreement = 0;  // native: this rank's agreement, most of which it will not pay
-  if (c.native) {
-    agreement = now() - t0;
-    rc = x.native(x);
-  } else if (c.in_step) {  // the agreement just made has every rank in the call
+  if (c.native || c.in_step) {  // native_sync: the agreement just made has every rank in it
+    if (c.native) agreement = now() - t0;
     rc = x.native(x);
   } else if (c.drs) {
     rc = drs_alltoallv(send, recv, cs.dup, cs.rank, cs.size, cs.calls, s.cfg.seed + cs.calls);

@@ -79,11 +79,7 @@ std::vector<std::string> auto_pool(const std::vector<std::string>& allowed) {
     if (s.id == "native") continue;
     const bool named = std::find(allowed.begin(), allowed.end(), s.id) != allowed.end();
     if (!allowed.empty() && !named) continue;
-    // drs is scheduled at run time: no plan for the cost model to predict, so only on request.
-    // native_sync's gain is the whole job in step; one pattern's trial, syncing its own calls
-    // while the job's other calls run out of step, measures their skew as its wait: on
-    // request too.
-    if ((s.id == "drs" || s.id == kInStep) && !named) continue;
+    if (s.on_request && !named) continue;
     pool.emplace_back(s.id);
   }
   return pool;

@@ -71,12 +71,12 @@ constexpr std::array kStrategies{
     // No plan: the MPI side schedules at run time with busy flags in an RMA window.
     Strategy{"drs",
              "distributed random scheduling: test-and-set the receiver's busy flag, then send",
-             "001 §6", false, nullptr},
+             "001 §6", false, nullptr, true},
     // No plan either: MPI's own call, after the agreement every scheduled call makes.
     Strategy{"native_sync",
              "the MPI library's own MPI_Alltoallv, the ranks in step: after a collective "
              "agreement every call",
-             "beyond the papers (a barrier before each exchange)", false, nullptr},
+             "beyond the papers (a barrier before each exchange)", false, nullptr, true},
 };
 
 }  // namespace

@@ -57,6 +57,10 @@ struct Strategy {
   /// side, without a plan) and `native_sync` (PMPI_Alltoallv once every rank has entered the
   /// call); every other strategy is a planner.
   Planner plan;
+  /// `auto` tries it only where COMMSCHED_CANDIDATES names it: `drs` has no plan for the cost
+  /// model to predict; native_sync's gain is the whole job in step, which one pattern's trial,
+  /// syncing its own calls while the job's others run out of step, measures as their skew.
+  bool on_request = false;
 };
 
 /// All strategies, `native` first, in the order the README lists them.
