@@ -471,6 +471,7 @@ def summarize_report(path):
         "calls_optimised": sum(p.get("calls_optimised", 0) for p in pats),
         "unlearned_calls": rep.get("unlearned_calls"),
         "net_gain_s": sum(p.get("net_gain_s", 0) for p in pats),
+        "in_step": rep.get("in_step"),
     }
 
 
@@ -655,9 +656,13 @@ def chosen(r):
         return f"control: {r['control']} before each call, MPI's own call"
     if not r.get("patterns"):
         return f"none learned ({r.get('unlearned_calls') or 0} calls native)"
+    step = r.get("in_step") or {}
+    synced = (f"; in step on {step['synced']} of "
+              f"{step['synced'] + step['unsynced'] + step['short_calls']} rank-communicators"
+              if step.get("mode", "off") != "off" else "")
     return (", ".join(r["strategies"]) +
             f" ({len(r['patterns'])} patterns, {r['calls_optimised']}/{r['calls']} calls "
-            f"optimised)")
+            f"optimised{synced})")
 
 
 def table(rows):

@@ -30,6 +30,7 @@
 #include "exec/program.hpp"
 #include "intercept/drs.hpp"
 #include "intercept/exchange.hpp"
+#include "intercept/in_step.hpp"
 #include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
@@ -147,6 +148,7 @@ struct CommState {
   std::uint64_t next_probe = 0;
   std::uint64_t probe_gap = 1;
   learn::Learner learner;
+  InStepGate in_step;  // COMMSCHED_IN_STEP: a barrier before each call, where it pays
   std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
   Pattern* current = nullptr;
   std::int64_t comm_root = 0, comm_serial = 0;
@@ -291,6 +293,7 @@ struct Global {
   std::uint64_t machine_hash = 0;  // of the model's canonical TOML: part of a wisdom key
   bool wisdom_on = false;  // COMMSCHED_WISDOM: rank 0 read it, every rank holds the same
   learn::Wisdom wisdom;
+  InStepJob in_step;  // COMMSCHED_IN_STEP: this rank's share of the job-wide trial
 };
 
 int native_alltoallv(const Exchange& x) {
@@ -512,6 +515,8 @@ std::string collective_settings(const Global& s, const std::string& machine_text
                   std::to_string(static_cast<int>(c.bursts)) + '|' +
                   std::to_string(static_cast<int>(c.nonblocking)) + '|' +
                   std::to_string(c.nonblocking_window) + '|' +
+                  std::to_string(static_cast<int>(c.in_step)) + '|' +
+                  std::to_string(c.in_step_epoch) + '|' +
                   std::to_string(!c.wisdom_path.empty()) + '|' + std::to_string(s.provided) + '|';
   for (const std::string& id : c.candidates) t += id + ',';
   return t + '|' + machine_text;
@@ -584,6 +589,8 @@ void setup(int provided, bool saw_init) {
   } else if (!machine_error.empty() && s.world_rank == 0) {
     core::log_warn("COMMSCHED_MACHINE: " + machine_error + "; running native");
   }
+  // The job's clock starts as the collective above returns, about together on every rank.
+  s.in_step.configure(s.cfg, s.cfg.strategy == "auto", provided == MPI_THREAD_MULTIPLE, now());
   s.fault_site = s.cfg.fault_site;
   s.fault_probability = s.cfg.fault_probability;
   // Ranks draw differently, so a fault hits some ranks and not others, as real ones do.
@@ -662,7 +669,9 @@ void drop_state(CommState* cs) {
     s.comms.erase(it);
     if (s.last_state.state == cs) s.last_state = {};
   }
-  if (owned->dup != MPI_COMM_NULL && !s.finalizing) PMPI_Comm_free(&owned->dup);
+  if (s.finalizing) return;
+  owned->in_step.finish();
+  if (owned->dup != MPI_COMM_NULL) PMPI_Comm_free(&owned->dup);
 }
 
 // MPI calls this when the application frees or disconnects a communicator that has our state.
@@ -704,6 +713,7 @@ CommState* state_for(MPI_Comm comm, Family family) {
     PMPI_Comm_rank(comm, &st->rank);
     PMPI_Comm_size(comm, &st->size);
   }
+  st->in_step.start(s.in_step, st->size, st->native_only);
   CommState* raw = st.get();
   if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_set_attr(comm, keyval, raw) != MPI_SUCCESS) {
     // Nowhere to keep it: this call runs natively with a state nobody finds again. Every rank
@@ -1290,6 +1300,7 @@ void before_finalize() {
       recs = s.retired;
       h.unlearned_calls = s.retired_unlearned;
       for (const auto& [id, cs] : s.comms) {
+        cs->in_step.finish();  // every rank of it started the agreement in flight
         for (const auto& p : cs->patterns) {
           fill_record(*p);
           recs.push_back(p->record);
@@ -1304,6 +1315,11 @@ void before_finalize() {
     h.fallbacks = s.fallbacks;
     h.device_calls = s.device_calls;
     h.paused_calls = paused_calls();
+    h.in_step = in_step_name(s.in_step.mode);
+    h.in_step_synced = s.in_step.synced;
+    h.in_step_unsynced = s.in_step.unsynced;
+    h.in_step_short = s.in_step.short_calls;
+    h.in_step_ratio = s.in_step.ratio;
     const std::vector<PatternRecord> merged = write_report(
         MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);
     if (s.wisdom_on && s.world_rank == 0) save_wisdom(s, merged);
@@ -1362,6 +1378,7 @@ bool run_lean(Global& s, const Exchange& x, int& rc) {
       !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
                          x.recvtype, static_cast<std::size_t>(cs.size)))
     return false;
+  cs.in_step.before_call(s.in_step, x.comm);
   ++cs.calls;
   cs.call = x.name;
   cs.learner.repeat(cs.repeat.hash);
@@ -1686,6 +1703,7 @@ int exchange(const Exchange& x) {
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     cs.call = x.name;
+    cs.in_step.before_call(s.in_step, comm);
     // Most calls of a job run MPI's own and only count: their time per call matters to the
     // budget and the report, not each call's. Those paths read the clock on one call in
     // kClockEvery (always on the call after a trial's measured one, whose span ends at the

@@ -103,6 +103,11 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                        {"burst_level", h.burst_level},
                        {"burst_native_reason", h.burst_native_reason},
                        {"bursts", std::move(bursts)},
+                       {"in_step", {{"mode", h.in_step},
+                                    {"synced", h.in_step_synced},
+                                    {"unsynced", h.in_step_unsynced},
+                                    {"short_calls", h.in_step_short},
+                                    {"trial_ratio", h.in_step_ratio}}},
                        {"warnings", h.warnings}};
   return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -132,6 +137,18 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                  "[commsched]   %lld call(s) ran natively while MPI_Pcontrol(0) paused the "
                  "library (summed over ranks)\n",
                  static_cast<long long>(h.paused_calls));
+  if (h.in_step != "off") {
+    std::fprintf(stderr,
+                 "[commsched]   in step (COMMSCHED_IN_STEP=%s): %lld communicator(s) synced, %lld "
+                 "left native by the trial, %lld with calls under 1 ms apart (summed over ranks)",
+                 h.in_step.c_str(), static_cast<long long>(h.in_step_synced),
+                 static_cast<long long>(h.in_step_unsynced),
+                 static_cast<long long>(h.in_step_short));
+    if (h.in_step_ratio >= 0)
+      std::fprintf(stderr, "; trial: in step %.3g of native's time between calls",
+                   h.in_step_ratio);
+    std::fprintf(stderr, "\n");
+  }
   if (h.faults_injected > 0 || h.fallbacks > 0)
     std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
                  static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
@@ -210,16 +227,21 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
-  const std::int64_t mine_counts[4] = {header.faults_injected, header.fallbacks,
-                                       header.device_calls, header.paused_calls};
-  std::int64_t sums[4] = {0, 0, 0, 0};
-  PMPI_Reduce(mine_counts, sums, 4, MPI_INT64_T, MPI_SUM, 0, world);
+  const std::int64_t mine_counts[7] = {header.faults_injected, header.fallbacks,
+                                       header.device_calls,    header.paused_calls,
+                                       header.in_step_synced,  header.in_step_unsynced,
+                                       header.in_step_short};
+  std::int64_t sums[7] = {};
+  PMPI_Reduce(mine_counts, sums, 7, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return {};
   ReportHeader h = header;
   h.faults_injected = sums[0];
   h.fallbacks = sums[1];
   h.device_calls = sums[2];
   h.paused_calls = sums[3];
+  h.in_step_synced = sums[4];
+  h.in_step_unsynced = sums[5];
+  h.in_step_short = sums[6];
   std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return recs;

@@ -69,6 +69,11 @@ struct ReportHeader {
   std::string thread_level = "single";  ///< what MPI_Init_thread provided
   std::string burst_native_reason;   ///< why Isend/Irecv bursts ran natively, when set to watch
   std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks
+  std::string in_step = "off";       ///< COMMSCHED_IN_STEP as applied
+  std::int64_t in_step_synced = 0;   ///< communicators run in step; summed over ranks
+  std::int64_t in_step_unsynced = 0;  ///< communicators its trial left native; summed
+  std::int64_t in_step_short = 0;    ///< communicators with calls under 1 ms apart; summed
+  double in_step_ratio = -1;         ///< rank 0's trial: in step's time per call over native's
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary

@@ -35,23 +35,36 @@ constexpr std::array kSpecs{
          "Isend/Irecv bursts: `off` (never touched), `local` (a learned burst's sends are released "
          "in shift order; no agreement needed) or `collective` (opt-in: a burst every rank votes "
          "for runs as one collective exchange through the Alltoallv path, so every strategy and "
-         "`auto` apply; bursts on `MPI_COMM_WORLD`)."},
+         "`auto` apply; bursts on `MPI_COMM_WORLD` or on a communicator made by a call of all its "
+         "ranks, such as each rank's part of a split)."},
     Spec{"BURST_HOLD", "choice", "auto",
          "Which learned bursts level `local` holds and reorders: `auto` (only where the shift "
          "order changes the order of sends to at least 3 peers and a trial against native shows "
          "it faster; every other burst goes straight to MPI) or `always` (every learned burst; "
          "for tests)."},
     Spec{"NONBLOCKING", "choice", "native",
-         "`MPI_Ialltoallv` and `MPI_Ialltoall`: `native` (passed to MPI), `eager` (the library's "
-         "engine posts every message at the call, sends in shift order) or `shift` (receives "
-         "posted at the call, sends released in shift order with at most "
-         "`COMMSCHED_NONBLOCKING_WINDOW` in flight, progressed inside the completion calls and "
-         "all released before any other MPI call that may block). On `MPI_COMM_WORLD` and on "
-         "communicators made by `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, "
-         "`MPI_Cart_create` or `MPI_Dist_graph_create_adjacent` through the C entry points; "
-         "in-place calls and the others pass to MPI."},
+         "`MPI_Ialltoallv`, `MPI_Ialltoall`, `MPI_Ineighbor_alltoallv`, `MPI_Ineighbor_alltoall` "
+         "and the persistent forms (`MPI_Alltoallv_init` and the like): `native` (passed to MPI), "
+         "`eager` (the library's engine posts every message at the call, sends in shift order), "
+         "`shift` (receives posted at the call, sends released in shift order with at most "
+         "`COMMSCHED_NONBLOCKING_WINDOW` in flight, progressed inside the completion calls and all "
+         "released before any other MPI call that may block) or `auto` (a trial of the three per "
+         "communicator made by a call of every rank of `MPI_COMM_WORLD`, agreed inside the "
+         "application's blocking collectives on communicators congruent to it; persistent forms "
+         "and other communicators stay MPI's own). On `MPI_COMM_WORLD` and on communicators "
+         "made by the communicator and topology constructors (README, \"What happens inside "
+         "your job\"), from C or Fortran; in-place calls, multigraph neighbourhoods and the "
+         "others pass to MPI."},
     Spec{"NONBLOCKING_WINDOW", "int", "1",
          "Sends of one `shift` exchange in flight at once; 1 to 65536."},
+    Spec{"IN_STEP", "choice", "auto",
+         "Whether the ranks enter each blocking all-to-all together, after a barrier: `auto` "
+         "(with `STRATEGY=auto`: a job-wide trial decides per communicator whose calls are at "
+         "least 1 ms apart, from the job's pace between calls in epochs run in step and not; "
+         "see the README), `on` (every call on every communicator) or `off`."},
+    Spec{"IN_STEP_EPOCH", "number", "0.5",
+         "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
+         "communicator decides after six whole epochs; 0.001 to 60."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
@@ -65,11 +78,11 @@ constexpr std::array kSpecs{
          "too: leave the variable unset for no report) or directory gets one warning and "
          "nothing is written."},
     Spec{"WISDOM", "path", "",
-         "File of `auto`'s trial verdicts, keyed by pattern, communicator size, node layout, "
-         "machine model and commsched version: a rerun of the same job skips the trial (rank 0 "
-         "reads it at `MPI_Init` and writes it at `MPI_Finalize`). `default`: "
-         "`$XDG_CACHE_HOME/commsched/wisdom`, else `~/.cache/commsched/wisdom`. Unset: off, so "
-         "no run depends on what an earlier one left. A stale, corrupt or foreign file is "
+         "File of `auto`'s trial verdicts (and `COMMSCHED_NONBLOCKING=auto`'s), keyed by pattern, "
+         "communicator size, node layout, machine model and commsched version: a rerun of the same "
+         "job skips the trial (rank 0 reads it at `MPI_Init` and writes it at `MPI_Finalize`). "
+         "`default`: `$XDG_CACHE_HOME/commsched/wisdom`, else `~/.cache/commsched/wisdom`. Unset: "
+         "off, so no run depends on what an earlier one left. A stale, corrupt or foreign file is "
          "ignored with one message."},
     Spec{"RSNH_LAMBDA", "choice", "incremental",
          "How `rs_nh` picks its split threshold λ: `incremental`, `proportional`, `one` (never "
@@ -92,9 +105,9 @@ constexpr std::array kSpecs{
          "Pairs (a candidate's call next to a native call) per candidate before the trial's "
          "first checkpoint; the checkpoints follow at twice as many, up to 16 × this; 1 to 1000."},
     Spec{"TRIAL_SECONDS", "number", "0.1",
-         "`auto` tries up to 8 candidates instead of 3 where the cost model predicts a round of "
-         "them and native, `TRIAL_CALLS` + 1 times, in less than this many seconds; 0 to 3600, "
-         "`0`: always 3."},
+         "`auto` tries up to 8 planned candidates instead of 3 where the cost model predicts a "
+         "round of them and native, `TRIAL_CALLS` + 1 times, in less than this many seconds; 0 to "
+         "3600, `0`: always 3."},
     Spec{"TRIAL_BUDGET", "number", "0.02",
          "The most of the job's time so far in all-to-all calls (every communicator) that "
          "`auto` spends on learning a pattern, probing and its trial (each paid only once this share covers "
@@ -325,6 +338,23 @@ void apply_nonblocking(const Spec& spec, std::string_view value, Settings& s, Re
   apply_named(spec, value, kModes, s.nonblocking, r, "a mode");
 }
 
+void apply_in_step(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  static constexpr std::array<std::pair<std::string_view, InStep>, 3> kModes{{
+      {"off", InStep::off},
+      {"on", InStep::on},
+      {"auto", InStep::automatic},
+  }};
+  apply_named(spec, value, kModes, s.in_step, r, "a mode");
+}
+
+void apply_in_step_epoch(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
+  const auto seconds = parse_number(value);
+  if (seconds && *seconds >= 0.001 && *seconds <= 60.0)
+    s.in_step_epoch = *seconds;
+  else
+    r.bad_value_keep_default(spec, value, "a number of seconds from 0.001 to 60");
+}
+
 void apply_nonblocking_window(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   constexpr int kMax = 65536;
   const auto n = parse_integer<int>(value, 10);
@@ -546,6 +576,8 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"BURST_HOLD", apply_burst_hold},
     {"NONBLOCKING", apply_nonblocking},
     {"NONBLOCKING_WINDOW", apply_nonblocking_window},
+    {"IN_STEP", apply_in_step},
+    {"IN_STEP_EPOCH", apply_in_step_epoch},
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},

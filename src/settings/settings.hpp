@@ -20,6 +20,9 @@ enum class BurstLevel { off, local, collective };
 /// COMMSCHED_NONBLOCKING: who runs MPI_Ialltoallv and MPI_Ialltoall.
 enum class NonBlocking { native, eager, shift, automatic };
 
+/// COMMSCHED_IN_STEP: whether the ranks enter each all-to-all together (learn/in_step.hpp).
+enum class InStep { off, on, automatic };
+
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE
   std::string strategy = "auto";      ///< COMMSCHED_STRATEGY: native, auto, or a strategy id
@@ -51,6 +54,8 @@ struct Settings {
   bool burst_hold_always = false;         ///< COMMSCHED_BURST_HOLD=always (tests)
   NonBlocking nonblocking = NonBlocking::native;  ///< COMMSCHED_NONBLOCKING
   int nonblocking_window = 1;             ///< COMMSCHED_NONBLOCKING_WINDOW: sends in flight
+  InStep in_step = InStep::automatic;     ///< COMMSCHED_IN_STEP
+  double in_step_epoch = 0.5;             ///< COMMSCHED_IN_STEP_EPOCH: seconds per trial epoch
 };
 
 /// Sites COMMSCHED_FAULT can name.

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
 #include "core/comm_matrix.hpp"
 #include "learn/choose.hpp"
+#include "learn/in_step.hpp"
 #include "learn/learner.hpp"
 #include "plan/registry.hpp"
 
@@ -527,4 +529,75 @@ TEST(Learner, StreakCountsTheRecentHistory) {
       ASSERT_EQ(l.streak(), std::min(count, k)) << "k " << k << ", call " << call;
     }
   }
+}
+
+TEST(InStep, EpochsFollowTheJobClock) {
+  using cs::learn::InStepPhase;
+  const cs::learn::InStepClock clock{0.5};
+  // N S S N N S, repeating, from the job clock's zero.
+  const bool expected[] = {false, true, true, false, false, true};
+  for (long long k = 0; k < 18; ++k)
+    EXPECT_EQ(cs::learn::in_step_epoch(k), expected[k % 6]) << k;
+  // Joined at 1.3 s (epoch 2): in step up to 1.5 s, then six whole epochs, 3 to 8, to 4.5 s.
+  const double decide_at = cs::learn::in_step_decide_at(1.3, clock);
+  EXPECT_DOUBLE_EQ(decide_at, 4.5);
+  EXPECT_EQ(cs::learn::in_step_phase(1.3, decide_at, clock), InStepPhase::lead_in);
+  EXPECT_EQ(cs::learn::in_step_phase(1.6, decide_at, clock), InStepPhase::native);
+  EXPECT_EQ(cs::learn::in_step_phase(2.6, decide_at, clock), InStepPhase::sync);
+  EXPECT_EQ(cs::learn::in_step_phase(4.49, decide_at, clock), InStepPhase::sync);
+  EXPECT_EQ(cs::learn::in_step_phase(4.5, decide_at, clock), InStepPhase::decide);
+  EXPECT_EQ(cs::learn::in_step_phase(1e9, decide_at, clock), InStepPhase::decide);
+  // Whole epochs of each kind, whatever the epoch joined: three of each.
+  for (double t = 0; t < 3; t += 0.25) {
+    const double end = cs::learn::in_step_decide_at(t, clock);
+    int sync = 0;
+    for (long long k = clock.epoch(t) + 1; k < clock.epoch(end); ++k)
+      sync += cs::learn::in_step_epoch(k);
+    EXPECT_EQ(sync, 3) << t;
+  }
+}
+
+TEST(InStep, CycleIsTheSteadiestLag) {
+  // Three calls close together, then a long gap: a 3-D FFT's transposes in each time step.
+  std::vector<double> burst;
+  for (int step = 0; step < 4; ++step)
+    for (double at : {0.0, 0.004, 0.009}) burst.push_back(0.135 * step + at);
+  EXPECT_EQ(cs::learn::in_step_cycle(burst.data(), static_cast<int>(burst.size())), 3);
+  std::vector<double> even;
+  for (int i = 0; i < 12; ++i) even.push_back(0.05 * i + 0.001 * std::sin(1.7 * i * i));
+  EXPECT_EQ(cs::learn::in_step_cycle(even.data(), 12), 1);
+  const double two[] = {0, 1};
+  EXPECT_EQ(cs::learn::in_step_cycle(two, 2), 1);
+}
+
+TEST(InStep, MeterTimesWholeCyclesInEachKindOfEpoch) {
+  const cs::learn::InStepClock clock{0.5};
+  // A job in steps of `native_step` or `sync_step` seconds, three calls each close together.
+  auto run = [&](double native_step, double sync_step) {
+    cs::learn::InStepMeter meter;
+    for (double t = 1.0; t < 4.0;) {
+      const long long k = clock.epoch(t);
+      const bool sync = cs::learn::in_step_epoch(k);
+      const double step = sync ? sync_step : native_step;
+      for (double at : {0.0, 0.1, 0.2}) meter.note(k, sync, t + at * step, 3);
+      t += step;
+    }
+    meter.close();
+    return meter.totals();
+  };
+  const auto faster = run(0.135, 0.120);
+  EXPECT_NEAR(cs::learn::in_step_ratio(faster), 0.120 / 0.135, 0.01);
+  EXPECT_TRUE(cs::learn::in_step_wins(faster));
+  const auto same = run(0.135, 0.135);
+  EXPECT_NEAR(cs::learn::in_step_ratio(same), 1.0, 0.01);
+  EXPECT_FALSE(cs::learn::in_step_wins(same));
+  EXPECT_FALSE(cs::learn::in_step_wins(run(0.135, 0.150)));
+  // Within the margin: not worth a barrier per call.
+  EXPECT_FALSE(cs::learn::in_step_wins(run(0.135, 0.133)));
+  // Two calls per epoch give no whole cycle after the second: nothing measured, native stays.
+  cs::learn::InStepMeter sparse;
+  for (double t = 1.1; t < 4.0; t += 0.25) sparse.note(clock.epoch(t), false, t, 1);
+  sparse.close();
+  EXPECT_EQ(cs::learn::in_step_ratio(sparse.totals()), -1);
+  EXPECT_FALSE(cs::learn::in_step_wins(sparse.totals()));
 }

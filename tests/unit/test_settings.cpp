@@ -47,6 +47,7 @@ bool same(const Settings& a, const Settings& b) {
          a.trace_limit == b.trace_limit && a.trace_signal == b.trace_signal &&
          a.bursts == b.bursts && a.burst_hold_always == b.burst_hold_always &&
          a.nonblocking == b.nonblocking && a.nonblocking_window == b.nonblocking_window &&
+         a.in_step == b.in_step && a.in_step_epoch == b.in_step_epoch &&
          a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
          a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
@@ -93,7 +94,7 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
                                               "BURSTS", "BURST_HOLD", "NONBLOCKING",
-                                              "NONBLOCKING_WINDOW"}));
+                                              "NONBLOCKING_WINDOW", "IN_STEP", "IN_STEP_EPOCH"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -322,6 +323,8 @@ const BadValue kBadValues[] = {
     {"NONBLOCKING", ""}, {"NONBLOCKING", "on"}, {"NONBLOCKING", "window"},
     {"NONBLOCKING_WINDOW", "0"}, {"NONBLOCKING_WINDOW", "-1"}, {"NONBLOCKING_WINDOW", "65537"},
     {"NONBLOCKING_WINDOW", "2x"},
+    {"IN_STEP", "yes"}, {"IN_STEP", ""}, {"IN_STEP_EPOCH", "0"}, {"IN_STEP_EPOCH", "61"},
+    {"IN_STEP_EPOCH", "0.5s"},
     // LOG_LEVEL
     {"LOG_LEVEL", ""}, {"LOG_LEVEL", "loud"}, {"LOG_LEVEL", "warning"}, {"LOG_LEVEL", "2"},
     {"LOG_LEVEL", "\xff\xfe"},
@@ -368,6 +371,12 @@ TEST(Settings, ListsAndSizes) {
             NonBlocking::eager);
   EXPECT_EQ(parse_env({{"COMMSCHED_NONBLOCKING", "AUTO"}}).settings.nonblocking,
             NonBlocking::automatic);
+  const Parsed step = parse_env({{"COMMSCHED_IN_STEP", "On"}, {"COMMSCHED_IN_STEP_EPOCH", "0.02"}});
+  EXPECT_TRUE(step.warnings.empty());
+  EXPECT_EQ(step.settings.in_step, commsched::settings::InStep::on);
+  EXPECT_EQ(step.settings.in_step_epoch, 0.02);
+  EXPECT_EQ(parse_env({{"COMMSCHED_IN_STEP", "off"}}).settings.in_step,
+            commsched::settings::InStep::off);
 }
 
 TEST(Settings, FaultSpec) {

@@ -1,0 +1,70 @@
+#pragma once
+/// COMMSCHED_IN_STEP on the MPI side: a barrier before each blocking all-to-all where the job
+/// runs faster with its ranks entering together, and the job-wide trial that finds out
+/// (learn/in_step.hpp). Each communicator (each family of entry points on it) has a gate that
+/// runs once before every intercepted call, on every rank of it; what the gate does depends
+/// only on its count of calls and on values agreed over the communicator, so every rank does the
+/// same, and its collectives never cross the application's.
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "learn/in_step.hpp"
+#include "settings/settings.hpp"
+
+namespace commsched::intercept {
+
+/// What this rank's gates share: the mode as applied, the job's clock, and the decisions, for
+/// the report.
+struct InStepJob {
+  settings::InStep mode = settings::InStep::off;
+  learn::InStepClock clock;
+  double t0 = 0;  ///< PMPI_Wtime at setup, after a collective over MPI_COMM_WORLD
+  std::int64_t synced = 0;       ///< communicators decided in step (or all, with `on`)
+  std::int64_t unsynced = 0;     ///< communicators the trial left native
+  std::int64_t short_calls = 0;  ///< communicators whose calls come less than 1 ms apart
+  double ratio = -1;             ///< the last decision's learn::in_step_ratio here
+  /// `auto` applies only under COMMSCHED_STRATEGY=auto, and nothing below MPI_THREAD_MULTIPLE.
+  void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
+};
+
+/// "off", "on" or "auto", as COMMSCHED_IN_STEP spells it.
+const char* in_step_name(settings::InStep mode);
+
+class InStepGate {
+ public:
+  /// At the state's creation; `size` is the communicator's (an intercommunicator's gate stays
+  /// off).
+  void start(InStepJob& job, int size, bool intercomm);
+  /// Before each intercepted blocking call on the communicator, whichever path it then takes.
+  void before_call(InStepJob& job, MPI_Comm comm) {
+    if (mode_ != Mode::off) step(job, comm);
+  }
+
+  /// Completes the agreement still in flight, if any: before the communicator is freed, and
+  /// before MPI_Finalize.
+  void finish();
+
+  /// Calls timed before the gauge, after the first (connections, first touch).
+  static constexpr int kGaugeCalls = 12;
+
+ private:
+  enum class Mode { off, gauge, trial, on };
+  void step(InStepJob& job, MPI_Comm comm);
+  void gauge(InStepJob& job, MPI_Comm comm);
+  void trial(InStepJob& job, MPI_Comm comm);
+  void fail(InStepJob& job);
+
+  Mode mode_ = Mode::off;
+  int calls_ = 0;  // before the gauge
+  double entries_[kGaugeCalls] = {};  // the job clock at the entries of calls 1 to kGaugeCalls
+  int cycle_ = 1;                      // learn::in_step_cycle of those
+  // The job clock this rank sent with the last call and its maximum over the communicator:
+  // the epoch every rank runs the next call in.
+  double mine_ = 0, agreed_ = 0;
+  double decide_at_ = 0;  // the job clock at which the trial ends, agreed as it began
+  learn::InStepMeter meter_;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // agreed_ in flight, completed at the next call
+};
+
+}  // namespace commsched::intercept

@@ -1,0 +1,84 @@
+#include "learn/in_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace commsched::learn {
+
+long long InStepClock::epoch(double t) const {
+  return static_cast<long long>(std::floor(t / epoch_s));
+}
+
+bool in_step_epoch(long long k) {
+  const long long r = ((k % kInStepEpochs) + kInStepEpochs) % kInStepEpochs;
+  return r == 1 || r == 2 || r == 5;
+}
+
+double in_step_decide_at(double t, const InStepClock& clock) {
+  return static_cast<double>(clock.epoch(t) + 1 + kInStepEpochs) * clock.epoch_s;
+}
+
+InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock) {
+  if (t >= decide_at) return InStepPhase::decide;
+  if (t < decide_at - kInStepEpochs * clock.epoch_s) return InStepPhase::lead_in;
+  return in_step_epoch(clock.epoch(t)) ? InStepPhase::sync : InStepPhase::native;
+}
+
+int in_step_cycle(const double* entries, int n) {
+  // Over a whole cycle the time varies only by the job's noise, the same at any lag; within
+  // one, by the cycle's own structure as well.
+  int best = 1;
+  double best_spread = INFINITY;
+  for (int m = 1; m <= kInStepMaxCycle && n - m >= 2; ++m) {
+    double sum = 0, sq = 0;
+    const int count = n - m;
+    for (int j = 0; j < count; ++j) {
+      const double d = entries[j + m] - entries[j];
+      sum += d;
+      sq += d * d;
+    }
+    const double mean = sum / count;
+    const double spread = std::sqrt(std::max(sq / count - mean * mean, 0.0));
+    if (spread < best_spread * 0.5) {  // a longer cycle must be clearly steadier
+      best = m;
+      best_spread = spread;
+    }
+  }
+  return best;
+}
+
+void InStepMeter::close() {
+  if (whole_ > 0) {
+    const std::size_t at = sync_ ? 0 : 2;
+    totals_[at] += whole_;
+    totals_[at + 1] += last_t_ - anchor_t_;
+  }
+  calls_ = since_anchor_ = whole_ = 0;
+}
+
+void InStepMeter::note(long long k, bool sync, double t, int cycle) {
+  if (k != k_) {
+    close();
+    k_ = k;
+    sync_ = sync;
+  }
+  ++calls_;
+  if (calls_ == 2) {
+    anchor_t_ = t;
+  } else if (calls_ > 2 && ++since_anchor_ % (cycle > 0 ? cycle : 1) == 0) {
+    whole_ = since_anchor_;
+    last_t_ = t;
+  }
+}
+
+double in_step_ratio(const std::array<double, 4>& summed) {
+  if (summed[0] <= 0 || summed[2] <= 0 || summed[3] <= 0) return -1;
+  return (summed[1] / summed[0]) / (summed[3] / summed[2]);
+}
+
+bool in_step_wins(const std::array<double, 4>& summed) {
+  const double r = in_step_ratio(summed);
+  return r >= 0 && r <= 1 - kInStepMargin;
+}
+
+}  // namespace commsched::learn

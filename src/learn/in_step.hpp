@@ -1,0 +1,81 @@
+#pragma once
+/// In step (COMMSCHED_IN_STEP): whether the job runs faster when the ranks enter each of its
+/// all-to-all calls together. On a network whose switch queues are shallow, ranks that enter an
+/// exchange out of step overflow a receiver's queue and wait out retransmission timeouts; a
+/// barrier before each call can win back more than it costs. The gain belongs to the whole job:
+/// syncing one communicator's calls while the job's others run out of step only moves their
+/// skew into its barrier. So the trial is the job's: time slices (epochs) of the job's clock,
+/// the same for every communicator, alternate between every communicator in the trial synced
+/// and none, and each communicator compares its calls' time in the two kinds. MPI-free: the
+/// intercept layer agrees the clock and the decision over each communicator.
+#include <array>
+
+namespace commsched::learn {
+
+/// The trial's time line: epochs of `epoch_s` seconds on the job's clock (since MPI_Init),
+/// numbered from 0 there, the same for every communicator on every rank.
+struct InStepClock {
+  double epoch_s = 0.5;
+  /// The epoch that time `t` falls in.
+  long long epoch(double t) const;
+};
+
+/// Epoch k runs in step (S) or native (N) by k mod 6: N S S N N S, so each in-step epoch has a
+/// native neighbour on either side and a job that speeds up or slows down favours neither. A
+/// communicator joins at any time, runs in step up to the next whole epoch (what the trial
+/// expects to find on the networks where it matters), then kInStepEpochs whole epochs, three of
+/// each kind, and decides.
+inline constexpr int kInStepEpochs = 6;
+bool in_step_epoch(long long k);
+
+/// When a communicator whose ranks agreed time `t` on the job's clock as they joined decides:
+/// the end of the kInStepEpochs-th whole epoch after `t`.
+double in_step_decide_at(double t, const InStepClock& clock);
+
+/// Whether a call at time `t` runs in step before the trial's first whole epoch (lead_in), in
+/// a native or in-step epoch, or decides (at `decide_at` or later).
+enum class InStepPhase { lead_in, native, sync, decide };
+InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock);
+
+/// The least time between a communicator's calls for it to join the trial: below it, a barrier
+/// costs a share of the call that no gain from entering together repays.
+inline constexpr double kInStepMinPeriod = 1e-3;
+
+/// A communicator's calls often come in a cycle (a 3-D FFT's three transposes per time step):
+/// the lag, 1 to kInStepMaxCycle calls, whose entry-to-entry times vary clearly least over
+/// `entries` (a communicator's first calls' entries, in order), so that the trial measures
+/// whole cycles.
+inline constexpr int kInStepMaxCycle = 4;
+int in_step_cycle(const double* entries, int n);
+
+/// The job's pace as a communicator sees it in each kind of epoch: from the second call of an
+/// epoch (the first may have waited for the switch) to the last a whole number of cycles
+/// later, the calls between and the seconds they took. Entries to entries, so the time holds
+/// everything the job did between the calls: what the ranks in step gain may lie outside the
+/// all-to-all itself (the point-to-point traffic after it, entering together too).
+class InStepMeter {
+ public:
+  /// A call entered at `t` (this rank's clock) in epoch `k` of kind `sync`.
+  void note(long long k, bool sync, double t, int cycle);
+  /// Ends the epoch in progress (the trial is over).
+  void close();
+  /// {in-step intervals, their seconds, native intervals, their seconds}, closed epochs only.
+  const std::array<double, 4>& totals() const { return totals_; }
+
+ private:
+  long long k_ = -1;
+  bool sync_ = false;
+  int calls_ = 0;
+  double anchor_t_ = 0, last_t_ = 0;
+  int since_anchor_ = 0, whole_ = 0;  // calls after the anchor; of them, in whole cycles
+  std::array<double, 4> totals_{};
+};
+
+/// In step wins when its time per interval, over the totals summed over ranks, is at least
+/// kInStepMargin below native's.
+inline constexpr double kInStepMargin = 0.03;
+/// Its time per interval over native's; -1 when either side has none.
+double in_step_ratio(const std::array<double, 4>& summed);
+bool in_step_wins(const std::array<double, 4>& summed);
+
+}  // namespace commsched::learn
