@@ -61,29 +61,41 @@ void InStepGate::fail(InStepJob&) {
                                  "on that communicator may stall (one warning only)");
 }
 
-// Calls 1 to kGaugeCalls give this rank's time between calls and their cycle; at the next
-// call the ranks agree on the shortest time and on the job clock, and the communicator joins
-// the trial only where its calls are kInStepMinPeriod apart or more.
+// Calls 1 to kGaugeCalls give this rank's time between calls and their cycle. At the next
+// call the ranks agree on the shortest time and on the job clock, and each times that
+// allreduce; at the one after, they agree on the shortest such time (the rank that entered
+// last waited for nobody: what a barrier costs), and the communicator joins the trial only
+// where learn::in_step_joins.
 void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   const double t = PMPI_Wtime() - job.t0;
   const int call = calls_++;
   if (call >= 1 && call <= kGaugeCalls) entries_[call - 1] = t;
   if (call <= kGaugeCalls) return;
-  const double period = (entries_[kGaugeCalls - 1] - entries_[0]) / (kGaugeCalls - 1);
-  cycle_ = learn::in_step_cycle(entries_, kGaugeCalls);
-  const std::array<double, 2> in{-period, t};
-  std::array<double, 2> out{};
-  if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
-    mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
+  if (call == kGaugeCalls + 1) {
+    const double period = (entries_[kGaugeCalls - 1] - entries_[0]) / (kGaugeCalls - 1);
+    cycle_ = learn::in_step_cycle(entries_, kGaugeCalls);
+    const std::array<double, 2> in{-period, t};
+    std::array<double, 2> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
+      mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
+      return;
+    }
+    gauge_s_ = PMPI_Wtime() - job.t0 - t;
+    period_ = -out[0];
+    agreed_ = out[1];
     return;
   }
-  if (-out[0] < learn::kInStepMinPeriod) {
+  double barrier = 0;
+  if (PMPI_Allreduce(&gauge_s_, &barrier, 1, MPI_DOUBLE, MPI_MIN, comm) != MPI_SUCCESS) {
+    mode_ = Mode::off;
+    return;
+  }
+  if (!learn::in_step_joins(period_, barrier)) {
     mode_ = Mode::off;
     ++job.short_calls;
     return;
   }
   mode_ = Mode::trial;
-  agreed_ = out[1];
   decide_at_ = learn::in_step_decide_at(agreed_, job.clock);
 }
 

@@ -22,7 +22,7 @@ struct InStepJob {
   double t0 = 0;  ///< PMPI_Wtime at setup, after a collective over MPI_COMM_WORLD
   std::int64_t synced = 0;       ///< communicators decided in step (or all, with `on`)
   std::int64_t unsynced = 0;     ///< communicators the trial left native
-  std::int64_t short_calls = 0;  ///< communicators whose calls come less than 1 ms apart
+  std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
   /// `auto` applies only under COMMSCHED_STRATEGY=auto, and nothing below MPI_THREAD_MULTIPLE.
   void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
@@ -59,6 +59,8 @@ class InStepGate {
   int calls_ = 0;  // before the gauge
   double entries_[kGaugeCalls] = {};  // the job clock at the entries of calls 1 to kGaugeCalls
   int cycle_ = 1;                      // learn::in_step_cycle of those
+  double period_ = 0;                  // the shortest mean time between them over ranks
+  double gauge_s_ = 0;                 // this rank's time in the gauge's first allreduce
   // The job clock this rank sent with the last call and its maximum over the communicator:
   // the epoch every rank runs the next call in.
   double mine_ = 0, agreed_ = 0;

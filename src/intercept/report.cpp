@@ -140,7 +140,7 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (h.in_step != "off") {
     std::fprintf(stderr,
                  "[commsched]   in step (COMMSCHED_IN_STEP=%s): %lld communicator(s) synced, %lld "
-                 "left native by the trial, %lld with calls under 1 ms apart (summed over ranks)",
+                 "left native by the trial, %lld where a barrier costs too much (summed over ranks)",
                  h.in_step.c_str(), static_cast<long long>(h.in_step_synced),
                  static_cast<long long>(h.in_step_unsynced),
                  static_cast<long long>(h.in_step_short));

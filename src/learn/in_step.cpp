@@ -24,6 +24,10 @@ InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock) 
   return in_step_epoch(clock.epoch(t)) ? InStepPhase::sync : InStepPhase::native;
 }
 
+bool in_step_joins(double period, double barrier) {
+  return period >= kInStepMinPeriod && barrier >= 0 && barrier <= kInStepMaxCost * period;
+}
+
 int in_step_cycle(const double* entries, int n) {
   // Over a whole cycle the time varies only by the job's noise, the same at any lag; within
   // one, by the cycle's own structure as well.

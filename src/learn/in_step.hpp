@@ -37,9 +37,15 @@ double in_step_decide_at(double t, const InStepClock& clock);
 enum class InStepPhase { lead_in, native, sync, decide };
 InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock);
 
-/// The least time between a communicator's calls for it to join the trial: below it, a barrier
-/// costs a share of the call that no gain from entering together repays.
-inline constexpr double kInStepMinPeriod = 1e-3;
+/// Whether a communicator joins the trial: its calls at least kInStepMinPeriod apart on every
+/// rank (`period`, the shortest over ranks), and a barrier there (`barrier`, an allreduce's time
+/// on the rank that entered it last) at most kInStepMaxCost of that. Closer calls are short
+/// ones, which lose little to an incast, and a barrier (about a millisecond among 16 ranks over
+/// TCP) costs them a share of the job that entering together does not repay (a 2-D FFT of 3 ms
+/// calls 10 ms apart ran 7 % slower in step); the trial's in-step epochs would cost it too.
+inline constexpr double kInStepMinPeriod = 0.02;
+inline constexpr double kInStepMaxCost = 0.05;
+bool in_step_joins(double period, double barrier);
 
 /// A communicator's calls often come in a cycle (a 3-D FFT's three transposes per time step):
 /// the lag, 1 to kInStepMaxCycle calls, whose entry-to-entry times vary clearly least over

@@ -59,9 +59,10 @@ constexpr std::array kSpecs{
          "Sends of one `shift` exchange in flight at once; 1 to 65536."},
     Spec{"IN_STEP", "choice", "auto",
          "Whether the ranks enter each blocking all-to-all together, after a barrier: `auto` "
-         "(with `STRATEGY=auto`: a job-wide trial decides per communicator whose calls are at "
-         "least 1 ms apart, from the job's pace between calls in epochs run in step and not; "
-         "see the README), `on` (every call on every communicator) or `off`."},
+         "(with `STRATEGY=auto`: a job-wide trial decides per communicator where a barrier "
+         "costs at most 5 % of the time between calls, 20 ms or more, from the job's pace in "
+         "epochs run in step and not; see the README), `on` (every call on every communicator) "
+         "or `off`."},
     Spec{"IN_STEP_EPOCH", "number", "0.5",
          "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
          "communicator decides after six whole epochs; 0.001 to 60."},

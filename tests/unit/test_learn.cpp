@@ -557,6 +557,15 @@ TEST(InStep, EpochsFollowTheJobClock) {
   }
 }
 
+TEST(InStep, JoinsWhereCallsAreFarApartAndABarrierIsCheap) {
+  EXPECT_TRUE(cs::learn::in_step_joins(0.045, 0.0004));  // a 4-rank remap over TCP
+  EXPECT_TRUE(cs::learn::in_step_joins(0.135, 0.003));   // a 16-rank one, once a time step
+  EXPECT_FALSE(cs::learn::in_step_joins(0.010, 0));      // a 2-D FFT's calls, 10 ms apart
+  EXPECT_FALSE(cs::learn::in_step_joins(0.0005, 0));
+  EXPECT_TRUE(cs::learn::in_step_joins(0.1, 0.0049));
+  EXPECT_FALSE(cs::learn::in_step_joins(0.1, 0.0051));   // a barrier above 5 % of the time
+}
+
 TEST(InStep, CycleIsTheSteadiestLag) {
   // Three calls close together, then a long gap: a 3-D FFT's transposes in each time step.
   std::vector<double> burst;
