@@ -7,18 +7,6 @@
 
 namespace commsched::intercept {
 
-const char* in_step_name(settings::InStep mode) {
-  switch (mode) {
-    case settings::InStep::on:
-      return "on";
-    case settings::InStep::automatic:
-      return "auto";
-    case settings::InStep::off:
-      break;
-  }
-  return "off";
-}
-
 void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, bool threads,
                           double now) {
   mode = cfg.in_step;
@@ -41,7 +29,7 @@ void InStepGate::start(InStepJob& job, int size, bool intercomm) {
 void InStepGate::step(InStepJob& job, MPI_Comm comm) {
   switch (mode_) {
     case Mode::on:
-      if (PMPI_Barrier(comm) != MPI_SUCCESS) fail(job);
+      if (PMPI_Barrier(comm) != MPI_SUCCESS) fail();
       return;
     case Mode::gauge:
       gauge(job, comm);
@@ -54,11 +42,12 @@ void InStepGate::step(InStepJob& job, MPI_Comm comm) {
   }
 }
 
-// A collective of the gate failed on this rank: the others may go on with theirs, so this one
-// cannot stop alone; MPI's error handler on the communicator has had its say already.
-void InStepGate::fail(InStepJob&) {
+// A collective of the gate failed on this rank (MPI's error handler on the communicator has had
+// its say already): one warning; in the trial, the gate stops here, in step it goes on.
+void InStepGate::fail() {
   core::log_warn_once("in-step", "COMMSCHED_IN_STEP: a barrier or agreement failed; the calls "
                                  "on that communicator may stall (one warning only)");
+  if (mode_ == Mode::trial) mode_ = Mode::off;
 }
 
 // Calls 1 to kGaugeCalls give this rank's time between calls and their cycle. At the next
@@ -104,22 +93,16 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
 // next call, which waits only for every rank to have entered this one); after
 // kInStepEpochs whole epochs, the ranks sum their meters and decide.
 void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
-  if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-    fail(job);
-    mode_ = Mode::off;
-    return;
-  }
+  if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return fail();
   mine_ = PMPI_Wtime() - job.t0;
   const learn::InStepPhase phase = learn::in_step_phase(agreed_, decide_at_, job.clock);
   if (phase == learn::InStepPhase::decide) {
     meter_.close();
     const std::array<double, 4> in = meter_.totals();
     std::array<double, 4> out{};
-    if (PMPI_Allreduce(in.data(), out.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
-      fail(job);
-      mode_ = Mode::off;
-      return;
-    }
+    if (PMPI_Allreduce(in.data(), out.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+      return fail();
     job.ratio = learn::in_step_ratio(out);
     const bool wins = learn::in_step_wins(out);
     mode_ = wins ? Mode::on : Mode::off;
@@ -136,10 +119,7 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
     meter_.note(job.clock.epoch(agreed_), sync, mine_, cycle_);
   const int rc = sync ? PMPI_Allreduce(&mine_, &agreed_, 1, MPI_DOUBLE, MPI_MAX, comm)
                       : PMPI_Iallreduce(&mine_, &agreed_, 1, MPI_DOUBLE, MPI_MAX, comm, &request_);
-  if (rc != MPI_SUCCESS) {
-    fail(job);
-    mode_ = Mode::off;
-  }
+  if (rc != MPI_SUCCESS) fail();
 }
 
 void InStepGate::finish() {

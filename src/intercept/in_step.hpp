@@ -24,12 +24,9 @@ struct InStepJob {
   std::int64_t unsynced = 0;     ///< communicators the trial left native
   std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
-  /// `auto` applies only under COMMSCHED_STRATEGY=auto, and nothing below MPI_THREAD_MULTIPLE.
+  /// `auto` applies only under COMMSCHED_STRATEGY=auto, and nothing under MPI_THREAD_MULTIPLE.
   void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
 };
-
-/// "off", "on" or "auto", as COMMSCHED_IN_STEP spells it.
-const char* in_step_name(settings::InStep mode);
 
 class InStepGate {
  public:
@@ -53,7 +50,7 @@ class InStepGate {
   void step(InStepJob& job, MPI_Comm comm);
   void gauge(InStepJob& job, MPI_Comm comm);
   void trial(InStepJob& job, MPI_Comm comm);
-  void fail(InStepJob& job);
+  void fail();
 
   Mode mode_ = Mode::off;
   int calls_ = 0;  // before the gauge

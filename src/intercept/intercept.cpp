@@ -241,13 +241,10 @@ struct Global {
   bool strategy_native = false;  // COMMSCHED_STRATEGY=native, or forced to it
   bool trial_budgeted = false;   // auto with its trial: learning and probes within its budget
   std::vector<std::string> pool;  // what the ranks predict for cfg.strategy (prediction_pool)
-  std::size_t pool_in_step = 0;   // native_sync's entry in it (pool.size(): not there)
   void settle_strategy() {
     strategy_native = cfg.strategy == "native";
     trial_budgeted = cfg.trial && cfg.strategy == "auto";
     pool = learn::prediction_pool(cfg.strategy, cfg.candidates);
-    pool_in_step = static_cast<std::size_t>(std::find(pool.begin(), pool.end(), learn::kInStep) -
-                                            pool.begin());
   }
   std::vector<std::string> warnings;
   int world_rank = 0;
@@ -919,8 +916,11 @@ Pattern* learn_pattern(CommState& cs, core::CommMatrix&& m, std::vector<int>& ok
   const plan::Options options = plan_options(s.cfg, s.machine, cs.topology);
   // auto's trial runs more candidates where its calls are predicted to be cheap.
   std::size_t keep = learn::kTrialKeep;
-  if (runs_trial())
-    keep = learn::trial_width(agreed, s.cfg.trial_calls, s.cfg.trial_seconds, s.pool_in_step);
+  if (runs_trial()) {
+    const auto in_step = std::find(s.pool.begin(), s.pool.end(), learn::kInStep) - s.pool.begin();
+    keep = learn::trial_width(agreed, s.cfg.trial_calls, s.cfg.trial_seconds,
+                              static_cast<std::size_t>(in_step));
+  }
   std::vector<learn::CandidatePlan> plans = learn::plan_agreed(
       p->matrix, s.cfg.strategy, s.cfg.candidates, agreed, options, keep, s.cfg.max_staging);
   ok.clear();
@@ -1315,7 +1315,7 @@ void before_finalize() {
     h.fallbacks = s.fallbacks;
     h.device_calls = s.device_calls;
     h.paused_calls = paused_calls();
-    h.in_step = in_step_name(s.in_step.mode);
+    h.in_step = settings::in_step_name(s.in_step.mode);
     h.in_step_synced = s.in_step.synced;
     h.in_step_unsynced = s.in_step.unsynced;
     h.in_step_short = s.in_step.short_calls;

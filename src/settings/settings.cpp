@@ -339,13 +339,14 @@ void apply_nonblocking(const Spec& spec, std::string_view value, Settings& s, Re
   apply_named(spec, value, kModes, s.nonblocking, r, "a mode");
 }
 
+constexpr std::array<std::pair<std::string_view, InStep>, 3> kInStepModes{{
+    {"off", InStep::off},
+    {"on", InStep::on},
+    {"auto", InStep::automatic},
+}};
+
 void apply_in_step(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  static constexpr std::array<std::pair<std::string_view, InStep>, 3> kModes{{
-      {"off", InStep::off},
-      {"on", InStep::on},
-      {"auto", InStep::automatic},
-  }};
-  apply_named(spec, value, kModes, s.in_step, r, "a mode");
+  apply_named(spec, value, kInStepModes, s.in_step, r, "a mode");
 }
 
 void apply_in_step_epoch(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
@@ -732,6 +733,12 @@ Settings from_environment(std::vector<std::string>& warnings) {
         return std::string(value);
       },
       names, warnings);
+}
+
+std::string_view in_step_name(InStep mode) {
+  for (const auto& [name, m] : kInStepModes)
+    if (m == mode) return name;
+  return "off";
 }
 
 std::string settings_markdown_table() {

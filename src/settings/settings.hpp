@@ -81,6 +81,9 @@ Settings parse(const std::function<std::optional<std::string>(std::string_view)>
 /// Reads the process environment.
 Settings from_environment(std::vector<std::string>& warnings);
 
+/// COMMSCHED_IN_STEP's spelling of `mode` ("off", "on", "auto"), from the table that parses it.
+std::string_view in_step_name(InStep mode);
+
 /// The spec table as a Markdown table (variable, type, default, description) for the README.
 std::string settings_markdown_table();
 
