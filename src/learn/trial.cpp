@@ -61,6 +61,16 @@ std::vector<double> ratios(const auto& pairs) {
   return r;
 }
 
+// The median ratio of the pairs' own call times, candidate over native; 1 where a pair's are
+// not known (the call's own time is then the weighed one).
+double own_ratio(const auto& pairs) {
+  std::vector<double> r;
+  for (const auto& p : pairs)
+    if (p.candidate_own_s >= 0 && p.native_own_s > 0)
+      r.push_back(p.candidate_own_s / p.native_own_s);
+  return r.empty() ? 1.0 : median(std::move(r));
+}
+
 }  // namespace
 
 Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
@@ -180,12 +190,14 @@ void Trial::evaluate(std::size_t c) {
   // sits above the margin as often, and as far, as below it, and the test then rejects it.
   std::vector<double> d;
   for (double x : r) d.push_back(std::log(std::max(x, 1e-12)) - std::log(1.0 - kNativeMargin));
-  if (m <= 1.0 - kNativeMargin && signed_rank_p(std::move(d)) <= level) {
+  const bool own_ok = own_ratio(pairs_[c]) <= 1.0 + kNativeMargin;
+  if (m <= 1.0 - kNativeMargin && own_ok && signed_rank_p(std::move(d)) <= level) {
     decide(c);
     return;
   }
-  // From the third checkpoint on, a median within the margin is as good as lost: move on.
-  if (m >= 1.0 || (n >= 4 * calls_ && m > 1.0 - kNativeMargin) ||
+  // From the third checkpoint on, a median within the margin, or own calls slower by more
+  // than it, is as good as lost: move on.
+  if (m >= 1.0 || (n >= 4 * calls_ && (m > 1.0 - kNativeMargin || !own_ok)) ||
       2 * n > kMaxRoundsPerCall * calls_)
     alive_[c] = false;
 }
@@ -243,12 +255,16 @@ void Trial::measured(double seconds, double overhead, double own) {
       }
       case Slot::pair_first:
         pair_first_s_ = seconds;
+        pair_first_own_s_ = own;
         slot_ = Slot::pair_second;
         current_ = current_ == native_ ? pair_candidate_ : native_;
         return;
       case Slot::pair_second: {
         const bool native_second = current_ == native_;
-        const Pair p{native_second ? pair_first_s_ : seconds, native_second ? seconds : pair_first_s_};
+        const Pair p{native_second ? pair_first_s_ : seconds,
+                     native_second ? seconds : pair_first_s_,
+                     native_second ? pair_first_own_s_ : own,
+                     native_second ? own : pair_first_own_s_};
         pairs_[pair_candidate_].push_back(p);
         ++pairs_total_;
         extra_s_ += p.candidate_s - p.native_s;

@@ -16,6 +16,11 @@
 ///   checkpoints). Ranks weigh how far each pair is won or lost, not only which way, so a
 ///   clearly faster candidate convinces in fewer pairs than a sign test needs under the same
 ///   noise, while ranks keep one outlier from deciding. The first to convince wins.
+/// - Its own calls too. Where the calls' own times are known (the time weighed runs on to the
+///   next all-to-all), a candidate whose own calls take, in the median of its pairs, more than
+///   kNativeMargin longer than native's does not win: what it seemed to save lies in the work
+///   after its calls, which the ranks' arrival at the next call moves by as much from one pair
+///   to the next, and which a slower call cannot be relied on to keep.
 /// - Losers stop early. A candidate not faster than native in the median at a checkpoint drops
 ///   out, and so does one whose last checkpoint did not convince; when none is left, native
 ///   stays.
@@ -148,6 +153,7 @@ class Trial {
   enum class Slot { native_alone, first_call, pair_first, pair_second, rechecking };
   struct Pair {
     double candidate_s, native_s;
+    double candidate_own_s = -1, native_own_s = -1;  // the calls' own times; < 0 unknown
   };
   double native_estimate() const;
   // Native's time in the call itself: its weighed median scaled by the own share of its
@@ -173,6 +179,7 @@ class Trial {
   Slot slot_ = Slot::native_alone;
   std::size_t pair_candidate_ = 0;  // the candidate of the pair under way
   double pair_first_s_ = 0;         // the pair's first call
+  double pair_first_own_s_ = -1;    // its own time (< 0 unknown)
   std::size_t contenders_ = 0;      // candidates other than native at the start
   int pairs_total_ = 0;
   double total_s_ = 0;              // every trial call's own time

@@ -220,6 +220,32 @@ TEST(Trial, TheBudgetCountsTheCallsOwnTime) {
   EXPECT_LT(calls_until_decided(9, false), alone / 3);
 }
 
+TEST(Trial, ACandidateWhoseOwnCallsAreSlowerDoesNotWin) {
+  // Weighed to the next all-to-all, the candidate is 10 % faster in every pair; in its own
+  // calls it is `own_factor` times native's. Slower by more than native's margin: native
+  // stays; within the margin: the candidate wins, as it does where own times are unknown.
+  auto verdict = [](double own_factor, bool own_known) {
+    Trial t(cands({"native", "phased"}), 3, 0, 5);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-0.02, 0.02);
+    for (int calls = 0; !t.decided() && calls < 100000; ++calls) {
+      if (t.native_calls_owed() > 0) {
+        t.unmeasured_native_call();
+        continue;
+      }
+      const bool native = t.candidates()[t.current()].id == "native";
+      const double own = (native ? 1.0 : own_factor) * (1 + u(rng));
+      const double weighed = (native ? 10.0 : 9.0) * (1 + u(rng));
+      t.measured(weighed, 0, own_known ? own : -1);
+    }
+    EXPECT_TRUE(t.decided());
+    return winner(t);
+  };
+  EXPECT_EQ(verdict(1.10, true), "native");
+  EXPECT_EQ(verdict(1.01, true), "phased");
+  EXPECT_EQ(verdict(1.10, false), "phased");
+}
+
 TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   // The same 1000 calls before, but the learning and probes already spent 20 s of the 2 % (of
   // those 1000 s): the slow candidate's calls wait for native calls to earn that back first.
