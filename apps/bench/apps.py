@@ -4,6 +4,7 @@
                            [--apps lammps,fftw,hpcc,fft2d,petsc,petsc-neighbor] [--app-ranks 4]
                            [--smoke] [--out FILE]
                            [--preload-env COMMSCHED_STRATEGY=lp_shift,...] [--control barrier]
+                           [--fftw-wisdom FILE]
 
 Each application runs natively and with libcommsched.so preloaded with default settings (no
 COMMSCHED_* variable but COMMSCHED_REPORT, which only writes the report), A/B interleaved
@@ -24,7 +25,7 @@ exit 1 and shows FAILED.
           libfftw3-mpi-dev): 100 forward and backward 3-D transforms of 64^3 points, whose slab
           transposes are MPI_Alltoall (one per transform, 202 calls). Its FFTW_MEASURE plan is
           measured once per machine by an untimed native run and read from that wisdom by
-          every timed run. Correct: its checksum and round-trip residual. Breakdown: the
+          every timed run (or given: --fftw-wisdom FILE). Correct: its checksum and round-trip residual. Breakdown: the
           transforms' own time.
   hpcc    Debian's `hpcc` with tests/apps/hpccinf.txt at N = 1000 (HPCC runs all its tests).
           Correct: its residuals and error counts; beyond 4 ranks RandomAccess's missed updates
@@ -194,8 +195,9 @@ class Lammps:
 class Fftw:
     name = "fftw"
 
-    def __init__(self, smoke):
+    def __init__(self, smoke, wisdom=None):
         self.n, self.reps = (32, 20) if smoke else (64, 100)
+        self.given = wisdom
         self.wisdom = None
 
     def setup(self, root, launch, env, build, timeout):
@@ -204,8 +206,13 @@ class Fftw:
         transposes. FFTW measures MPI_Alltoall against MPI_Sendrecv pairs and picks either on
         this machine, from run to run: measure again (10 times at most) until the plan's
         transposes are MPI_Alltoall, the path this point is about (within 10 minutes: on the
-        emulated cluster one measurement takes 1 to 3)."""
+        emulated cluster one measurement takes 1 to 3). With --fftw-wisdom FILE, the wisdom
+        is read from FILE where it exists, and otherwise measured and kept there once its
+        transposes are MPI_Alltoall, so that later points run the same plan."""
         self.wisdom = os.path.join(root, "fftw.wisdom")
+        if self.given and os.path.exists(self.given):
+            shutil.copyfile(self.given, self.wisdom)
+            return
         work = os.path.join(root, "wisdom")
         os.makedirs(work, exist_ok=True)
         t0 = time.monotonic()
@@ -222,6 +229,8 @@ class Fftw:
                 raise RuntimeError(f"fftw wisdom run: exit status {p.returncode}: "
                                    f"{p.stderr[-200:]}")
             if "transposes=alltoall" in p.stdout:
+                if self.given:
+                    shutil.copyfile(self.wisdom, self.given)
                 break
 
     def binary(self, build):
@@ -428,6 +437,13 @@ APPS = {"lammps": Lammps, "fftw": Fftw, "hpcc": Hpcc, "fft2d": Fft2d, "petsc": P
         "petsc-neighbor": PetscNeighbor}
 
 
+def new_app(name, a):
+    """Application `name` as the command line asks for it."""
+    if name == "fftw":
+        return Fftw(a.smoke, a.fftw_wisdom)
+    return APPS[name](a.smoke)
+
+
 def one_run(app, launch, env, work, build, n, timeout):
     """One run in its own directory: wall time, the numbers to compare, the breakdown."""
     shutil.rmtree(work, ignore_errors=True)
@@ -464,7 +480,10 @@ def summarize_report(path):
     return {
         "patterns": [{k: p.get(k) for k in ("comm", "pattern", "comm_size", "nonzeros", "bytes",
                                             "strategy", "calls", "calls_optimised",
-                                            "time_native_s", "time_optimised_s")}
+                                            "time_native_s", "time_optimised_s", "trial_s")}
+                     | {"tried": [[c.get("strategy"), c.get("measured_s")]
+                                  for c in p.get("candidates", [])
+                                  if c.get("measured_s") is not None and c["measured_s"] >= 0]}
                      for p in pats],
         "strategies": sorted({p["strategy"] for p in pats}),
         "calls": sum(p.get("calls", 0) for p in pats) + (rep.get("unlearned_calls") or 0),
@@ -491,7 +510,7 @@ def preload_env(a):
 
 def app_point(machine, launch, n, name, a, lib, out, log):
     """Every pair of one application on one machine; the records and the summary."""
-    app = APPS[name](a.smoke)
+    app = new_app(name, a)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
@@ -621,7 +640,7 @@ def predict_point(machine, launch, n, name, a, out, log):
     """One untimed run traced (COMMSCHED_TRACE; COMMSCHED_TRIAL=0, so that every pattern is
     learned at once and recorded: under COMMSCHED_STRATEGY=native nothing is learned), then
     commsched-analyze's prediction of what the best strategy per pattern would save."""
-    app = APPS[name](a.smoke)
+    app = new_app(name, a)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith("COMMSCHED_") and k != "LD_PRELOAD"}
     root = tempfile.mkdtemp(prefix=f"cs-apps-trace-{name}-")
@@ -780,6 +799,8 @@ def main(a, here, log, failures):
             cmd += ["--preload-env", a.preload_env]
         if a.control:
             cmd += ["--control", a.control]
+        if a.fftw_wisdom:
+            cmd += ["--fftw-wisdom", os.path.abspath(a.fftw_wisdom)]
         rc = subprocess.run(cmd).returncode
         if rc != 0:
             failures.append(f"apps {m}: exit status {rc}")

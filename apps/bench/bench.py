@@ -1111,6 +1111,11 @@ def main():
                     help="apps: COMMSCHED_* settings of the preloaded runs (default: none, the "
                          "defaults), e.g. COMMSCHED_STRATEGY=lp_shift; repeat it or separate "
                          "them by commas")
+    ap.add_argument("--fftw-wisdom", default=None, metavar="FILE",
+                    help="apps: FFTW plans from this wisdom where the file exists, instead of "
+                         "measuring one; where it does not, the measured wisdom is kept there "
+                         "once its transposes are MPI_Alltoall, so that later points run the "
+                         "same plan")
     ap.add_argument("--control", choices=["barrier"], default=None,
                     help="apps: preload a control instead of the library: barrier = MPI's own "
                          "all-to-all after an MPI_Barrier (apps/bench/barrier_preload.c)")
