@@ -71,6 +71,15 @@ double own_ratio(const auto& pairs) {
   return r.empty() ? 1.0 : median(std::move(r));
 }
 
+// What a candidate's call cost the job beyond native's: `weighed`, the difference in the time
+// weighed to the next all-to-all, or, where the calls' own times are known and differ by more,
+// that. A slower call whose time the work after it seems to absorb still delays the job: the
+// next call's entry, taken as the longest over ranks, does not show it.
+double extra_of(double weighed, double own_candidate, double own_native) {
+  return own_candidate >= 0 && own_native > 0 ? std::max(weighed, own_candidate - own_native)
+                                              : weighed;
+}
+
 }  // namespace
 
 Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_every,
@@ -195,9 +204,9 @@ void Trial::evaluate(std::size_t c) {
     decide(c);
     return;
   }
-  // From the third checkpoint on, a median within the margin, or own calls slower by more
-  // than it, is as good as lost: move on.
-  if (m >= 1.0 || (n >= 4 * calls_ && (m > 1.0 - kNativeMargin || !own_ok)) ||
+  // From the second checkpoint on, own calls slower by more than the margin, and from the
+  // third a median within it, are as good as lost: move on.
+  if (m >= 1.0 || (n >= 2 * calls_ && !own_ok) || (n >= 4 * calls_ && m > 1.0 - kNativeMargin) ||
       2 * n > kMaxRoundsPerCall * calls_)
     alive_[c] = false;
 }
@@ -249,7 +258,7 @@ void Trial::measured(double seconds, double overhead, double own) {
         break;
       case Slot::first_call: {
         const double n = native_estimate();
-        extra_s_ += seconds - (n >= 0 ? n : seconds);
+        extra_s_ += extra_of(seconds - (n >= 0 ? n : seconds), own, native_own_estimate());
         warm_[pair_candidate_] = true;
         break;
       }
@@ -267,7 +276,7 @@ void Trial::measured(double seconds, double overhead, double own) {
                      native_second ? own : pair_first_own_s_};
         pairs_[pair_candidate_].push_back(p);
         ++pairs_total_;
-        extra_s_ += p.candidate_s - p.native_s;
+        extra_s_ += extra_of(p.candidate_s - p.native_s, p.candidate_own_s, p.native_own_s);
         evaluate(pair_candidate_);
         if (decided_) return;
         break;

@@ -22,12 +22,13 @@
 ///   after its calls, which the ranks' arrival at the next call moves by as much from one pair
 ///   to the next, and which a slower call cannot be relied on to keep.
 /// - Losers stop early. A candidate not faster than native in the median at a checkpoint drops
-///   out, and so does one whose last checkpoint did not convince; when none is left, native
+///   out, so does one whose own calls are slower by more than the margin from the second
+///   checkpoint on, and one whose last checkpoint did not convince; when none is left, native
 ///   stays.
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
-///   less its pair's native time; the first calls less native's median; any overhead a
-///   measured native call pays only because it is measured; the pattern's learning and probes,
-///   add_spent), with what the other trials under way spend (set_others_spent), is at most
+///   less its pair's native time, or its own time less native's where that differs by more;
+///   the first calls less native's median; any overhead a measured native call pays only
+///   because it is measured; the pattern's learning and probes, add_spent), with what the other trials under way spend (set_others_spent), is at most
 ///   kBudgetShare of the job's time in all-to-all calls so far, on every communicator
 ///   (set_job_time), and at least of this communicator's (its calls before the trial at
 ///   native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to

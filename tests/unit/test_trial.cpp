@@ -246,6 +246,36 @@ TEST(Trial, ACandidateWhoseOwnCallsAreSlowerDoesNotWin) {
   EXPECT_EQ(verdict(1.10, false), "phased");
 }
 
+TEST(Trial, OwnCallsSlowerThanNativeCountAgainstTheBudget) {
+  // Weighed to the next all-to-all the candidate is as fast as native, but its own calls take
+  // 6 s against native's 5: the job pays that second, so the budget counts it and makes the
+  // candidate wait for native calls to earn it back. Where own times are unknown, the weighed
+  // times are all the trial has, and it spends nothing.
+  auto trial = [](bool own_known) {
+    Trial t(cands({"native", "slow_own"}), 3, 0, 9);
+    std::mt19937_64 rng(4);
+    std::uniform_real_distribution<double> u(-0.02, 0.02);
+    int waited = 0;
+    for (int calls = 0; !t.decided() && calls < 100000; ++calls) {
+      if (t.native_calls_owed() > 0) {
+        t.unmeasured_native_call();
+        ++waited;
+        continue;
+      }
+      const bool native = t.candidates()[t.current()].id == "native";
+      t.measured(10.0 * (1 + u(rng)), 0, own_known ? (native ? 5.0 : 6.0) * (1 + u(rng)) : -1);
+    }
+    EXPECT_TRUE(t.decided());
+    EXPECT_EQ(winner(t), "native");
+    return std::make_pair(t, waited);
+  };
+  const auto [known, known_waited] = trial(true);
+  EXPECT_GT(known.extra_seconds(), 0.8 * known.rounds());
+  EXPECT_GT(known_waited, 5 * known.rounds());
+  const auto [unknown, unknown_waited] = trial(false);
+  EXPECT_LT(std::abs(unknown.extra_seconds()), 0.2 * unknown.rounds() + 0.5);
+}
+
 TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   // The same 1000 calls before, but the learning and probes already spent 20 s of the 2 % (of
   // those 1000 s): the slow candidate's calls wait for native calls to earn that back first.
