@@ -25,8 +25,8 @@ exit 1 and shows FAILED.
           libfftw3-mpi-dev): 100 forward and backward 3-D transforms of 64^3 points, whose slab
           transposes are MPI_Alltoall (one per transform, 202 calls). Its FFTW_MEASURE plan is
           measured once per machine by an untimed native run and read from that wisdom by
-          every timed run (or given: --fftw-wisdom FILE). Correct: its checksum and round-trip residual. Breakdown: the
-          transforms' own time.
+          every timed run (or given: --fftw-wisdom FILE). Correct: its checksum and round-trip
+          residual. Breakdown: the transforms' own time.
   hpcc    Debian's `hpcc` with tests/apps/hpccinf.txt at N = 1000 (HPCC runs all its tests).
           Correct: its residuals and error counts; beyond 4 ranks RandomAccess's missed updates
           depend on timing (natively too), so they are held to HPCC's own limit (under 1 %)

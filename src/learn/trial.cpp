@@ -55,19 +55,24 @@ double signed_rank_p(std::vector<double> d) {
   return std::min(p, 1.0);
 }
 
-std::vector<double> ratios(const auto& pairs) {
+// Each pair's candidate time over native's: the weighed times (1 where native's is 0), or with
+// `own` the calls' own times, leaving out the pairs where those are not known.
+std::vector<double> ratios(const auto& pairs, bool own = false) {
   std::vector<double> r;
-  for (const auto& p : pairs) r.push_back(p.native_s > 0 ? p.candidate_s / p.native_s : 1.0);
+  for (const auto& p : pairs) {
+    if (!own) {
+      r.push_back(p.native_s > 0 ? p.candidate_s / p.native_s : 1.0);
+    } else if (p.candidate_own_s >= 0 && p.native_own_s > 0) {
+      r.push_back(p.candidate_own_s / p.native_own_s);
+    }
+  }
   return r;
 }
 
-// The median ratio of the pairs' own call times, candidate over native; 1 where a pair's are
-// not known (the call's own time is then the weighed one).
+// The median ratio of the pairs' own call times; 1 where none are known (the calls' own time
+// is then the weighed one).
 double own_ratio(const auto& pairs) {
-  std::vector<double> r;
-  for (const auto& p : pairs)
-    if (p.candidate_own_s >= 0 && p.native_own_s > 0)
-      r.push_back(p.candidate_own_s / p.native_own_s);
+  std::vector<double> r = ratios(pairs, true);
   return r.empty() ? 1.0 : median(std::move(r));
 }
 

@@ -28,8 +28,9 @@
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time, or its own time less native's where that differs by more;
 ///   the first calls less native's median; any overhead a measured native call pays only
-///   because it is measured; the pattern's learning and probes, add_spent), with what the other trials under way spend (set_others_spent), is at most
-///   kBudgetShare of the job's time in all-to-all calls so far, on every communicator
+///   because it is measured; the pattern's learning and probes, add_spent), with what the
+///   other trials under way spend (set_others_spent), is at most kBudgetShare of the job's
+///   time in all-to-all calls so far, on every communicator
 ///   (set_job_time), and at least of this communicator's (its calls before the trial at
 ///   native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to
 ///   cover the next pair (each counted at native's time in the call). A faster candidate
