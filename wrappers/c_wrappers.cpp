@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include "intercept/intercept.hpp"
+#include "intercept/large_count.hpp"
 #include "intercept/nonblocking.hpp"
 #include "intercept/p2p.hpp"
 #include "intercept/pcontrol.hpp"
@@ -65,6 +66,49 @@ COMMSCHED_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
                                            MPI_Datatype recvtype, MPI_Comm comm) {
   return ci::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
+
+#if MPI_VERSION >= 4  // the large-count forms (src/intercept/large_count.hpp)
+COMMSCHED_EXPORT int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                     void* recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                     MPI_Comm comm) {
+  return ci::alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype recvtype, MPI_Comm comm) {
+  return ci::alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void* recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm) {
+  return ci::alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                         recvtypes, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                              const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                              void* recvbuf, const MPI_Count recvcounts[],
+                                              const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                              MPI_Comm comm) {
+  return ci::neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                             MPI_Datatype sendtype, void* recvbuf,
+                                             MPI_Count recvcount, MPI_Datatype recvtype,
+                                             MPI_Comm comm) {
+  return ci::neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm);
+}
+#endif
 
 // --- Non-blocking all-to-all (src/intercept/nonblocking.hpp) ---------------------------------
 COMMSCHED_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],

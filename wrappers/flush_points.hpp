@@ -183,6 +183,8 @@
 // (_c) forms and MPI_Isendrecv. C only: MPICH's Fortran bindings call the C entry points. The
 // non-blocking posts among them are flush points too: a send the library holds must not be
 // overtaken by a later one to the same peer that it does not see.
+// The blocking all-to-alls' large-count forms are not here: the library substitutes them
+// (src/intercept/large_count.hpp).
 #if MPI_VERSION >= 4
 #define COMMSCHED_FLUSH_POINTS_MPI4(X)                                                          \
   X(Send_c, , (const void* b, MPI_Count c, MPI_Datatype t, int d, int g, MPI_Comm m),           \
@@ -290,18 +292,6 @@
     (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
      const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                                         \
     (sb, sc, st, rb, rc, rd, rt, m), 0)                                                         \
-  X(Alltoall_c, ,                                                                               \
-    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
-     MPI_Comm m),                                                                               \
-    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
-  X(Alltoallv_c, ,                                                                              \
-    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], MPI_Datatype st, void* rb,      \
-     const MPI_Count rc[], const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                   \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
-  X(Alltoallw_c, ,                                                                              \
-    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], const MPI_Datatype st[],        \
-     void* rb, const MPI_Count rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm m), \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
   X(Reduce_scatter_c, ,                                                                         \
     (const void* s, void* r, const MPI_Count c[], MPI_Datatype t, MPI_Op o, MPI_Comm m),        \
     (s, r, c, t, o, m), 0)                                                                      \
@@ -320,14 +310,6 @@
     (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
      const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                                         \
     (sb, sc, st, rb, rc, rd, rt, m), 0)                                                         \
-  X(Neighbor_alltoall_c, ,                                                                      \
-    (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,    \
-     MPI_Comm m),                                                                               \
-    (sb, sc, st, rb, rc, rt, m), 0)                                                             \
-  X(Neighbor_alltoallv_c, ,                                                                     \
-    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], MPI_Datatype st, void* rb,      \
-     const MPI_Count rc[], const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                   \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)                                                     \
   X(Neighbor_alltoallw_c, ,                                                                     \
     (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], const MPI_Datatype st[],        \
      void* rb, const MPI_Count rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm m), \

@@ -4,6 +4,7 @@
 // MPI_Alltoallv, and is learned and substituted as one (with its own patterns and trial). Any
 // other call runs as PMPI_Alltoallw: it still passes through the shared steps, naming its
 // pattern by the bytes per peer and voting that it cannot run, so that every rank agrees.
+// typed() is shared with the large-count MPI_Alltoallw_c (large_count.cpp).
 #include <algorithm>
 #include <vector>
 
@@ -66,21 +67,20 @@ void bytes_only(int n, const int* counts, const MPI_Datatype* types, std::vector
 
 }  // namespace
 
-int alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
-              const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
-              const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+int typed(Exchange x, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
+          const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, bool fits) {
   int n = 0, inter = 0;
   // The per-peer arrays have one entry per rank of the remote group on an intercommunicator,
   // which the shared steps run natively anyway: read them only on an intracommunicator.
-  if (pass_through() || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      inter || PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !recvcounts || !rdispls || !recvtypes)
-    return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                          recvtypes, comm);
+  if (pass_through() || x.comm == MPI_COMM_NULL ||
+      PMPI_Comm_test_inter(x.comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !recvcounts || !rdispls || !recvtypes)
+    return x.native(x);
   thread_local std::vector<int> v[4];
   for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
-  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const bool in_place = x.sendbuf == MPI_IN_PLACE;
   MPI_Datatype st = MPI_BYTE, rt = MPI_BYTE;
-  bool describable = one_type(n, recvcounts, rdispls, recvtypes, v[2], v[3], rt);
+  bool describable = one_type(n, recvcounts, rdispls, recvtypes, v[2], v[3], rt) && fits;
   if (in_place) {
     st = rt;
   } else if (!sendcounts || !sdispls || !sendtypes) {
@@ -95,12 +95,23 @@ int alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
     bytes_only(n, recvcounts, recvtypes, v[2], v[3]);
     if (!in_place && sendcounts && sendtypes) bytes_only(n, sendcounts, sendtypes, v[0], v[1]);
   }
-  const AlltoallwArgs args{sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes};
-  Exchange x{sendbuf,          v[0].data(), v[1].data(),        st,
-             recvbuf,          v[2].data(), v[3].data(),        rt,
-             comm,             Family::alltoallw, "MPI_Alltoallw", native_alltoallw, &args};
+  x.sendcounts = v[0].data();
+  x.sdispls = v[1].data();
+  x.sendtype = st;
+  x.recvcounts = v[2].data();
+  x.rdispls = v[3].data();
+  x.recvtype = rt;
   x.describable = describable;
   return exchange(x);
+}
+
+int alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+              const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+              const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  const AlltoallwArgs args{sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes};
+  return typed({sendbuf, nullptr, nullptr, MPI_BYTE, recvbuf, nullptr, nullptr, MPI_BYTE, comm,
+                Family::alltoallw, "MPI_Alltoallw", native_alltoallw, &args},
+               sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes, true);
 }
 
 }  // namespace commsched::intercept

@@ -1,6 +1,7 @@
 #pragma once
 /// The one pipeline behind every intercepted all-to-all. Each entry point (one file per family:
-/// alltoall.cpp, alltoallw.cpp, neighbor.cpp; MPI_Alltoallv itself in intercept.cpp) is a thin
+/// alltoall.cpp, alltoallw.cpp, neighbor.cpp; MPI_Alltoallv itself in intercept.cpp; the
+/// large-count forms of all of them in large_count.cpp) is a thin
 /// adapter that describes its call as an Exchange, per-peer counts and displacements over the
 /// communicator's ranks, and hands it to exchange(), which runs the shared steps: describe,
 /// match a cached pattern, agree, learn and plan, run, record.
@@ -43,6 +44,20 @@ struct Exchange {
 
 /// Runs `x` through the shared steps; returns what MPI's own call would. Never throws.
 int exchange(const Exchange& x);
+
+// The families' adapters, each given the call's Exchange without its per-peer arrays (the name,
+// the native call and its arguments set): the int entry points and the large-count (_c) ones
+// narrowed to int (large_count.cpp) share them. `fits` false: this rank's large counts do not
+// fit in int, and it votes native.
+/// Regular: `sendcount` and `recvcount` elements per peer (alltoall.cpp).
+int regular(Exchange x, long long sendcount, long long recvcount);
+/// Per-peer datatypes, byte displacements (alltoallw.cpp).
+int typed(Exchange x, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
+          const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, bool fits);
+/// The neighbourhood forms (neighbor.cpp): per-neighbour arrays, or nullptr and one count per
+/// neighbour for the regular form.
+int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcount,
+             const int* recvcounts, const int* rdispls, int recvcount, bool fits);
 
 /// Whether the library intercepts at all (MPI initialised, not disabled); when not, an adapter
 /// calls its native function directly. Counts such a call when threads keep the library native.

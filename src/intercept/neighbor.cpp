@@ -6,7 +6,10 @@
 // patterns and trial, and run as MPI's own neighbourhood call whenever it is not substituted.
 // A rank that lists a neighbour twice (a multigraph, or a periodic Cartesian dimension of one or
 // two ranks) has no such description: it votes that it cannot run, and every rank runs natively.
+// neighbor() is shared with the large-count forms (large_count.cpp).
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <vector>
 
 #include "intercept/exchange.hpp"
@@ -84,38 +87,6 @@ int native_neighbor_alltoall(const Exchange& x) {
                                 x.recvtype, x.comm);
 }
 
-int neighbor_exchange(bool vector_form, const void* sendbuf, const int* sendcounts,
-                      const int* sdispls, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      const int* recvcounts, const int* rdispls, int recvcount,
-                      MPI_Datatype recvtype, MPI_Comm comm) {
-  const NeighborArgs args{sendcounts, sdispls, recvcounts, rdispls, sendcount, recvcount};
-  Exchange x{sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype, comm,
-             vector_form ? Family::neighbor_alltoallv : Family::neighbor_alltoall,
-             vector_form ? "MPI_Neighbor_alltoallv" : "MPI_Neighbor_alltoall",
-             vector_form ? native_neighbor_alltoallv : native_neighbor_alltoall, &args};
-  int n = 0;
-  const Neighbours* nb = nullptr;
-  // Without a topology MPI rejects the call on every rank alike; MPI_IN_PLACE is not allowed
-  // here either.
-  if (pass_through() || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || !(nb = neighbours(comm)))
-    return x.native(x);
-  thread_local std::vector<int> v[4];
-  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
-  if (nb->distinct && (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
-    spread(nb->destinations, sendcounts, sdispls, sendcount, v[0], v[1]);
-    spread(nb->sources, recvcounts, rdispls, recvcount, v[2], v[3]);
-  } else {
-    x.describable = false;  // the counts stay zero: they only name the pattern
-    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
-  }
-  x.sendcounts = v[0].data();
-  x.sdispls = v[1].data();
-  x.recvcounts = v[2].data();
-  x.rdispls = v[3].data();
-  return exchange(x);
-}
-
 }  // namespace
 
 const Neighbours* neighbours(MPI_Comm comm) {
@@ -152,17 +123,56 @@ void spread(const std::vector<int>& ranks, const int* counts, const int* displs,
   }
 }
 
+int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcount,
+             const int* recvcounts, const int* rdispls, int recvcount, bool fits) {
+  const bool vector_form = x.family == Family::neighbor_alltoallv;
+  int n = 0;
+  const Neighbours* nb = nullptr;
+  // Without a topology MPI rejects the call on every rank alike; MPI_IN_PLACE is not allowed
+  // here either.
+  if (pass_through() || x.comm == MPI_COMM_NULL || x.sendbuf == MPI_IN_PLACE ||
+      PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !(nb = neighbours(x.comm)))
+    return x.native(x);
+  thread_local std::vector<int> v[4];
+  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
+  // The regular form's blocks lie one after another: the last one's displacement must fit too.
+  const auto degree =
+      static_cast<long long>(std::max(nb->sources.size(), nb->destinations.size()));
+  const auto span = [degree](int c) { return degree * std::abs(static_cast<long long>(c)); };
+  const bool regular_fits =
+      vector_form || (span(sendcount) <= INT_MAX && span(recvcount) <= INT_MAX);
+  if (fits && regular_fits && nb->distinct &&
+      (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
+    spread(nb->destinations, sendcounts, sdispls, sendcount, v[0], v[1]);
+    spread(nb->sources, recvcounts, rdispls, recvcount, v[2], v[3]);
+  } else {
+    x.describable = false;  // the counts stay zero: they only name the pattern
+    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
+  }
+  x.sendcounts = v[0].data();
+  x.sdispls = v[1].data();
+  x.recvcounts = v[2].data();
+  x.rdispls = v[3].data();
+  return exchange(x);
+}
+
 int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                        MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                        const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm) {
-  return neighbor_exchange(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts,
-                           rdispls, 0, recvtype, comm);
+  const NeighborArgs args{sendcounts, sdispls, recvcounts, rdispls, 0, 0};
+  return neighbor({sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype, comm,
+                   Family::neighbor_alltoallv, "MPI_Neighbor_alltoallv", native_neighbor_alltoallv,
+                   &args},
+                  sendcounts, sdispls, 0, recvcounts, rdispls, 0, true);
 }
 
 int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return neighbor_exchange(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, nullptr,
-                           nullptr, recvcount, recvtype, comm);
+  const NeighborArgs args{nullptr, nullptr, nullptr, nullptr, sendcount, recvcount};
+  return neighbor({sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype, comm,
+                   Family::neighbor_alltoall, "MPI_Neighbor_alltoall", native_neighbor_alltoall,
+                   &args},
+                  nullptr, nullptr, sendcount, nullptr, nullptr, recvcount, true);
 }
 
 bool neighbor_degrees(MPI_Comm comm, int* sources, int* destinations) {
