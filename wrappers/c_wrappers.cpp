@@ -142,6 +142,40 @@ COMMSCHED_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                                 req);
 }
 
+#if MPI_VERSION >= 4  // their large-count forms
+COMMSCHED_EXPORT int MPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                      void* recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request* req) {
+  return ci::ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return ci::ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                               void* recvbuf, const MPI_Count recvcounts[],
+                                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                               MPI_Comm comm, MPI_Request* req) {
+  return ci::ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                              MPI_Datatype sendtype, void* recvbuf,
+                                              MPI_Count recvcount, MPI_Datatype recvtype,
+                                              MPI_Comm comm, MPI_Request* req) {
+  return ci::ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm, req);
+}
+#endif
+
 #ifdef COMMSCHED_PCOLL  // the persistent forms, where the MPI has them (nonblocking.hpp)
 COMMSCHED_EXPORT int COMMSCHED_PCOLL(Alltoallv_init)(const void* sendbuf, const int sendcounts[],
                                                      const int sdispls[], MPI_Datatype sendtype,

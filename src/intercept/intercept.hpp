@@ -2,6 +2,8 @@
 /// The glue the wrappers call: plain values in, PMPI return codes out. Never throws.
 #include <mpi.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <vector>
 
@@ -69,9 +71,20 @@ struct Neighbours {
 const Neighbours* neighbours(MPI_Comm comm);
 /// Spreads one side's per-neighbour blocks over the communicator's ranks (`out_*` sized to it):
 /// the block for ranks[i] at that rank's position, zero for everyone else. `counts` and `displs`
-/// nullptr: the regular form, `count` elements per neighbour, one after another.
-void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
-            std::vector<int>& out_counts, std::vector<int>& out_displs);
+/// nullptr: the regular form, `count` elements per neighbour, one after another. Values of the
+/// int calls, or of the large-count ones (MPI_Count, MPI_Aint) where the engine runs them.
+template <typename C, typename D, typename Out>
+void spread(const std::vector<int>& ranks, const C* counts, const D* displs, C count,
+            std::vector<Out>& out_counts, std::vector<Out>& out_displs) {
+  std::fill(out_counts.begin(), out_counts.end(), Out{0});
+  std::fill(out_displs.begin(), out_displs.end(), Out{0});
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == MPI_PROC_NULL) continue;
+    const auto k = static_cast<std::size_t>(ranks[i]);
+    out_counts[k] = counts ? static_cast<Out>(counts[i]) : static_cast<Out>(count);
+    out_displs[k] = displs ? static_cast<Out>(displs[i]) : static_cast<Out>(i) * count;
+  }
+}
 /// Drops the library's state for `comm` (before the application's PMPI_Comm_free).
 void forget_comm(MPI_Comm comm);
 int comm_free(MPI_Comm* comm);

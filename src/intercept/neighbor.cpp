@@ -111,18 +111,6 @@ const Neighbours* neighbours(MPI_Comm comm) {
   return nb;
 }
 
-void spread(const std::vector<int>& ranks, const int* counts, const int* displs, int count,
-            std::vector<int>& out_counts, std::vector<int>& out_displs) {
-  std::fill(out_counts.begin(), out_counts.end(), 0);
-  std::fill(out_displs.begin(), out_displs.end(), 0);
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i] == MPI_PROC_NULL) continue;
-    const auto k = static_cast<std::size_t>(ranks[i]);
-    out_counts[k] = counts ? counts[i] : count;
-    out_displs[k] = displs ? displs[i] : static_cast<int>(i) * count;
-  }
-}
-
 int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcount,
              const int* recvcounts, const int* rdispls, int recvcount, bool fits) {
   const bool vector_form = x.family == Family::neighbor_alltoallv;

@@ -70,10 +70,34 @@ struct Bound {
   std::vector<int> sc, sd, rc, rd;
 };
 
+// A block's element count: MPI_Count where the MPI has the large-count calls (a block of an
+// MPI_Ialltoallv_c may pass int), int otherwise.
+#if MPI_VERSION >= 4
+using Count = MPI_Count;
+#else
+using Count = int;
+#endif
+
+int isend(const void* buf, Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+          MPI_Request* r) {
+#if MPI_VERSION >= 4
+  if (count > INT_MAX) return PMPI_Isend_c(buf, count, type, peer, tag, comm, r);
+#endif
+  return PMPI_Isend(buf, static_cast<int>(count), type, peer, tag, comm, r);
+}
+
+int irecv(void* buf, Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+          MPI_Request* r) {
+#if MPI_VERSION >= 4
+  if (count > INT_MAX) return PMPI_Irecv_c(buf, count, type, peer, tag, comm, r);
+#endif
+  return PMPI_Irecv(buf, static_cast<int>(count), type, peer, tag, comm, r);
+}
+
 // A send not yet posted.
 struct HeldSend {
   const char* buf;
-  int count;
+  Count count;
   int peer;
 };
 
@@ -130,7 +154,7 @@ void note(int rc, Exchange& x) {
 void post_send(Exchange& x) {
   const HeldSend& h = x.held[x.next++];
   MPI_Request r = MPI_REQUEST_NULL;
-  note(PMPI_Isend(h.buf, h.count, x.sendtype, h.peer, x.tag, x.channel->dup, &r), x);
+  note(isend(h.buf, h.count, x.sendtype, h.peer, x.tag, x.channel->dup, &r), x);
   x.sends.push_back(r);
   if (x.next == x.held.size() && x.owns_sendtype) {
     PMPI_Type_free(&x.sendtype);  // MPI keeps it for the sends posted with it
@@ -330,15 +354,16 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
     const int from = (me - k + n) % n;
     if (static_cast<long long>(rcount(from)) * r.type_size == 0) continue;
     MPI_Request q = MPI_REQUEST_NULL;
-    note(PMPI_Irecv(const_cast<char*>(r.base) + static_cast<MPI_Aint>(rdispl(from)) * r.extent,
-                    rcount(from), recvtype, from, x->tag, ch->dup, &q),
+    note(irecv(const_cast<char*>(r.base) + static_cast<MPI_Aint>(rdispl(from)) * r.extent,
+               static_cast<Count>(rcount(from)), recvtype, from, x->tag, ch->dup, &q),
          *x);
     x->recvs.push_back(q);
   }
   for (int k = 0; k < n; ++k) {
     const int to = (me + k) % n;
     if (static_cast<long long>(scount(to)) * s.type_size == 0) continue;
-    x->held.push_back({s.base + static_cast<MPI_Aint>(sdispl(to)) * s.extent, scount(to), to});
+    x->held.push_back({s.base + static_cast<MPI_Aint>(sdispl(to)) * s.extent,
+                       static_cast<Count>(scount(to)), to});
   }
   // Held sends keep their own type: the application may free its handle after this call.
   if (x->held.size() > static_cast<std::size_t>(x->window)) {
@@ -376,29 +401,80 @@ void free_channel(Channel& c) {
 }
 
 // Element j of `v`, as start() asks for counts and displacements.
-auto at(const std::vector<int>& v) {
+template <typename T>
+auto at(const std::vector<T>& v) {
   return [&v](int j) { return v[static_cast<std::size_t>(j)]; };
 }
 
 // A neighbourhood call's counts and displacements spread over the communicator's `n` ranks
 // (`sendcounts` nullptr: the regular form, `sendcount` per neighbour; likewise for receives).
+template <typename T>
 struct Spread {
-  std::vector<int> sc, sd, rc, rd;
-  Spread(const Neighbours& nb, int n, const int* sendcounts, const int* sdispls, int sendcount,
-         const int* recvcounts, const int* rdispls, int recvcount)
+  std::vector<T> sc, sd, rc, rd;
+  template <typename C, typename D>
+  Spread(const Neighbours& nb, int n, const C* sendcounts, const D* sdispls, C sendcount,
+         const C* recvcounts, const D* rdispls, C recvcount)
       : sc(static_cast<std::size_t>(n)), sd(sc.size()), rc(sc.size()), rd(sc.size()) {
     spread(nb.destinations, sendcounts, sdispls, sendcount, sc, sd);
     spread(nb.sources, recvcounts, rdispls, recvcount, rc, rd);
   }
 };
 
+// The calls' own forms, for the calls the engine does not run: MPI's int calls and, under
+// MPI-4, its large-count ones.
+struct IntCall {
+  using C = int;
+  using D = int;
+  static int vector(const void* sb, const int* sc, const int* sd, MPI_Datatype st, void* rb,
+                    const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int regular(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                     MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ialltoall(sb, sc, st, rb, rc, rt, m, q);
+  }
+  static int neighbor_vector(const void* sb, const int* sc, const int* sd, MPI_Datatype st,
+                             void* rb, const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm m,
+                             MPI_Request* q) {
+    return PMPI_Ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int neighbor_regular(const void* sb, int sc, MPI_Datatype st, void* rb, int rc,
+                              MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ineighbor_alltoall(sb, sc, st, rb, rc, rt, m, q);
+  }
+};
+#if MPI_VERSION >= 4
+struct LargeCall {
+  using C = MPI_Count;
+  using D = MPI_Aint;
+  static int vector(const void* sb, const C* sc, const D* sd, MPI_Datatype st, void* rb,
+                    const C* rc, const D* rd, MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ialltoallv_c(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int regular(const void* sb, C sc, MPI_Datatype st, void* rb, C rc, MPI_Datatype rt,
+                     MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ialltoall_c(sb, sc, st, rb, rc, rt, m, q);
+  }
+  static int neighbor_vector(const void* sb, const C* sc, const D* sd, MPI_Datatype st, void* rb,
+                             const C* rc, const D* rd, MPI_Datatype rt, MPI_Comm m,
+                             MPI_Request* q) {
+    return PMPI_Ineighbor_alltoallv_c(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int neighbor_regular(const void* sb, C sc, MPI_Datatype st, void* rb, C rc,
+                              MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ineighbor_alltoall_c(sb, sc, st, rb, rc, rt, m, q);
+  }
+};
+#endif
+
 // The neighbourhood forms: block i goes to the i-th destination and comes from the i-th source;
 // spread over the ranks it is an Ialltoallv. Only on a channel whose topology every member found
 // free of repeated neighbours (agreed when the channel was made), so all ranks decide alike.
-int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, const int* sdispls,
-              int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-              const int* rdispls, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-              MPI_Request* req) {
+template <typename Call>
+int ineighbor(bool vector_form, const void* sendbuf, const typename Call::C* sendcounts,
+              const typename Call::D* sdispls, typename Call::C sendcount, MPI_Datatype sendtype,
+              void* recvbuf, const typename Call::C* recvcounts, const typename Call::D* rdispls,
+              typename Call::C recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   auto ch = channel_for(comm);
   const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
   int n = 0;
@@ -414,7 +490,8 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
                             [&](int) { return recvcount; }, recvtype);
     });
     if (mode != learn::EngineTrial::native) {
-      const Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+      const Spread<long long> v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls,
+                                recvcount);
       if (start(ch, sendbuf, sendtype, at(v.sc), at(v.sd), recvbuf, recvtype, at(v.rc),
                 at(v.rd), mode, req))
         return MPI_SUCCESS;
@@ -422,13 +499,60 @@ int ineighbor(bool vector_form, const void* sendbuf, const int* sendcounts, cons
   }
   ++engine().passed;
   if (vector_form)
-    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, comm, req);
-  return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                 req);
+    return Call::neighbor_vector(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, req);
+  return Call::neighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                req);
 }
 
-// Rank 0's summary line for a channel whose trial has no verdict (at its free or at the end).
+template <typename Call>
+int ivector(const void* sendbuf, const typename Call::C* sendcounts,
+            const typename Call::D* sdispls, MPI_Datatype sendtype, void* recvbuf,
+            const typename Call::C* recvcounts, const typename Call::D* rdispls,
+            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  if (auto ch = channel_for(comm);
+      ch && req && sendbuf != MPI_IN_PLACE && sendcounts && sdispls && recvcounts && rdispls) {
+    const Arm mode = call_mode(*ch, [&] {
+      int n = 0;
+      PMPI_Comm_size(comm, &n);
+      return shape_of(0, n, [&](int j) { return sendcounts[j]; }, sendtype, n,
+                      [&](int j) { return recvcounts[j]; }, recvtype);
+    });
+    if (mode != learn::EngineTrial::native &&
+        start(
+            ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
+            [&](int j) { return sdispls[j]; }, recvbuf, recvtype,
+            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, mode, req))
+      return MPI_SUCCESS;
+  }
+  ++engine().passed;
+  return Call::vector(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                      recvtype, comm, req);
+}
+
+template <typename Call>
+int iregular(const void* sendbuf, typename Call::C sendcount, MPI_Datatype sendtype,
+             void* recvbuf, typename Call::C recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+             MPI_Request* req) {
+  if (auto ch = channel_for(comm); ch && req && sendbuf != MPI_IN_PLACE) {
+    const Arm mode = call_mode(*ch, [&] {
+      int n = 0;
+      PMPI_Comm_size(comm, &n);
+      return shape_of(1, n, [&](int) { return sendcount; }, sendtype, n,
+                      [&](int) { return recvcount; }, recvtype);
+    });
+    if (mode != learn::EngineTrial::native &&
+        start(
+            ch, sendbuf, sendtype, [&](int) { return sendcount; },
+            [&](int j) { return static_cast<long long>(j) * sendcount; }, recvbuf, recvtype,
+            [&](int) { return recvcount; },
+            [&](int j) { return static_cast<long long>(j) * recvcount; }, mode, req))
+      return MPI_SUCCESS;
+  }
+  ++engine().passed;
+  return Call::regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
 void note_open_trial(const Channel& c) {
   Engine& e = engine();
   int rank = 0;
@@ -621,59 +745,58 @@ void agree() {
 int ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
-  if (auto ch = channel_for(comm);
-      ch && req && sendbuf != MPI_IN_PLACE && sendcounts && sdispls && recvcounts && rdispls) {
-    const Arm mode = call_mode(*ch, [&] {
-      int n = 0;
-      PMPI_Comm_size(comm, &n);
-      return shape_of(0, n, [&](int j) { return sendcounts[j]; }, sendtype, n,
-                      [&](int j) { return recvcounts[j]; }, recvtype);
-    });
-    if (mode != learn::EngineTrial::native &&
-        start(
-            ch, sendbuf, sendtype, [&](int j) { return sendcounts[j]; },
-            [&](int j) { return sdispls[j]; }, recvbuf, recvtype,
-            [&](int j) { return recvcounts[j]; }, [&](int j) { return rdispls[j]; }, mode, req))
-      return MPI_SUCCESS;
-  }
-  ++engine().passed;
-  return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, req);
+  return ivector<IntCall>(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, req);
 }
 
 int ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
-  if (auto ch = channel_for(comm); ch && req && sendbuf != MPI_IN_PLACE) {
-    const Arm mode = call_mode(*ch, [&] {
-      int n = 0;
-      PMPI_Comm_size(comm, &n);
-      return shape_of(1, n, [&](int) { return sendcount; }, sendtype, n,
-                      [&](int) { return recvcount; }, recvtype);
-    });
-    if (mode != learn::EngineTrial::native &&
-        start(
-            ch, sendbuf, sendtype, [&](int) { return sendcount; },
-            [&](int j) { return j * sendcount; }, recvbuf, recvtype,
-            [&](int) { return recvcount; }, [&](int j) { return j * recvcount; }, mode, req))
-      return MPI_SUCCESS;
-  }
-  ++engine().passed;
-  return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+  return iregular<IntCall>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                         const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Request* req) {
-  return ineighbor(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls,
-                   0, recvtype, comm, req);
+  return ineighbor<IntCall>(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts,
+                            rdispls, 0, recvtype, comm, req);
 }
 
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
-  return ineighbor(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf, nullptr,
-                   nullptr, recvcount, recvtype, comm, req);
+  return ineighbor<IntCall>(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf,
+                            nullptr, nullptr, recvcount, recvtype, comm, req);
 }
+
+#if MPI_VERSION >= 4
+int ialltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                 MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                 const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return ivector<LargeCall>(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, req);
+}
+
+int ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return iregular<LargeCall>(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             req);
+}
+
+int ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts,
+                          const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                          const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return ineighbor<LargeCall>(true, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
+                              recvcounts, rdispls, 0, recvtype, comm, req);
+}
+
+int ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* req) {
+  return ineighbor<LargeCall>(false, sendbuf, nullptr, nullptr, sendcount, sendtype, recvbuf,
+                              nullptr, nullptr, recvcount, recvtype, comm, req);
+}
+#endif
 
 #ifdef COMMSCHED_PCOLL
 namespace {
@@ -730,7 +853,7 @@ bool bind_neighbours(const std::shared_ptr<Channel>& ch, MPI_Comm comm, const vo
   const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
   int n = 0;
   if (!nb || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) return false;
-  Spread v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+  Spread<int> v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
   return bind_exchange(ch, sendbuf, sendtype, std::move(v.sc), std::move(v.sd), recvbuf, recvtype,
                        std::move(v.rc), std::move(v.rd), req);
 }

@@ -65,6 +65,24 @@ int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* s
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
 
+#if MPI_VERSION >= 4
+/// Their large-count forms (MPI-4): the engine runs them as the int ones, every block of any
+/// size (a block past int goes as MPI_Isend_c / MPI_Irecv_c), so no rank needs to know whether
+/// another's counts fit; MPI's own large-count call otherwise.
+int ialltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                 MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                 const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
+int ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
+int ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts,
+                          const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                          const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
+int ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* req);
+#endif
+
 #ifdef COMMSCHED_PCOLL
 /// The persistent forms (MPI_Alltoallv_init and the like): the engine binds the exchange at init
 /// and runs it at each MPI_Start; the application's handle is a persistent receive on a private

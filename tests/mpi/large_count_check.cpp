@@ -1,6 +1,7 @@
 // large_count_check: MPI-4's large-count all-to-alls (MPI_Alltoallv_c, MPI_Alltoall_c,
-// MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c, MPI_Neighbor_alltoall_c; intercepted when
-// libcommsched is preloaded) compared byte for byte with PMPI's on the same inputs, each case
+// MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c, MPI_Neighbor_alltoall_c and the non-blocking
+// MPI_Ialltoallv_c, MPI_Ialltoall_c, MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c;
+// intercepted when libcommsched is preloaded) compared byte for byte with PMPI's on the same inputs, each case
 // repeated past learning. Also: the int and large-count forms of MPI_Alltoallv alternating on
 // one pattern, and a call whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM
 // with absolute addresses), which every rank must then run as MPI's own.
@@ -159,6 +160,40 @@ int main(int argc, char** argv) {
   tally(run_case("Neighbor_alltoall_c", kall, kall, false, [&](bool lib, auto& s, auto& r) {
     return (lib ? MPI_Neighbor_alltoall_c : PMPI_Neighbor_alltoall_c)(
         s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph);
+  }));
+  // The non-blocking forms, each waited for at once (run by the library's engine under
+  // COMMSCHED_NONBLOCKING, else MPI's own).
+  const auto waited = [](int rc, MPI_Request& q) {
+    return rc == MPI_SUCCESS ? MPI_Wait(&q, MPI_STATUS_IGNORE) : rc;
+  };
+  tally(run_case("Ialltoallv_c", out.size, in.size, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return waited((lib ? MPI_Ialltoallv_c : PMPI_Ialltoallv_c)(
+                      s.data(), out.counts.data(), out.displs.data(), MPI_BYTE, r.data(),
+                      in.counts.data(), in.displs.data(), MPI_BYTE, MPI_COMM_WORLD, &q),
+                  q);
+  }));
+  tally(run_case("Ialltoall_c", all, all, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return waited((lib ? MPI_Ialltoall_c : PMPI_Ialltoall_c)(s.data(), regular, MPI_BYTE,
+                                                              r.data(), regular, MPI_BYTE,
+                                                              MPI_COMM_WORLD, &q),
+                  q);
+  }));
+  tally(run_case("Ineighbor_alltoallv_c", nout.size, nin.size, false,
+                 [&](bool lib, auto& s, auto& r) {
+                   MPI_Request q = MPI_REQUEST_NULL;
+                   return waited(
+                       (lib ? MPI_Ineighbor_alltoallv_c : PMPI_Ineighbor_alltoallv_c)(
+                           s.data(), nout.counts.data(), nout.displs.data(), MPI_BYTE, r.data(),
+                           nin.counts.data(), nin.displs.data(), MPI_BYTE, graph, &q),
+                       q);
+                 }));
+  tally(run_case("Ineighbor_alltoall_c", kall, kall, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return waited((lib ? MPI_Ineighbor_alltoall_c : PMPI_Ineighbor_alltoall_c)(
+                      s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph, &q),
+                  q);
   }));
   // Rank 0 sends from MPI_BOTTOM at absolute addresses, past int on a 64-bit address space: it
   // votes native, and every rank runs MPI's own call.
