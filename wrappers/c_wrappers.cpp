@@ -212,6 +212,42 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
   return ci::neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, info, req);
 }
+
+#if MPI_VERSION >= 4  // their large-count forms
+COMMSCHED_EXPORT int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                          void* recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return ci::alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm, info, req);
+}
+
+COMMSCHED_EXPORT int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf,
+                                         MPI_Count recvcount, MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return ci::alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             info, req);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallv_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return ci::neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                                  MPI_Datatype sendtype, void* recvbuf,
+                                                  MPI_Count recvcount, MPI_Datatype recvtype,
+                                                  MPI_Comm comm, MPI_Info info,
+                                                  MPI_Request* req) {
+  return ci::neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, info, req);
+}
+#endif
 #endif
 
 // Communicator creation (flush_points.hpp): held sends go first, as the call may block on a

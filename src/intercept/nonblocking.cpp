@@ -58,6 +58,14 @@ struct Channel {
   }
 };
 
+// A block's element count: MPI_Count where the MPI has the large-count calls (a block of an
+// MPI_Ialltoallv_c may pass int), int otherwise.
+#if MPI_VERSION >= 4
+using Count = MPI_Count;
+#else
+using Count = int;
+#endif
+
 // A persistent exchange, bound at its init (MPI_Alltoallv_init and the like): the arguments, in
 // the spread form, and the handle the application holds.
 struct Bound {
@@ -67,16 +75,8 @@ struct Bound {
   const void* sendbuf = nullptr;
   void* recvbuf = nullptr;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL, recvtype = MPI_DATATYPE_NULL;  // duplicates
-  std::vector<int> sc, sd, rc, rd;
+  std::vector<Count> sc, sd, rc, rd;
 };
-
-// A block's element count: MPI_Count where the MPI has the large-count calls (a block of an
-// MPI_Ialltoallv_c may pass int), int otherwise.
-#if MPI_VERSION >= 4
-using Count = MPI_Count;
-#else
-using Count = int;
-#endif
 
 int isend(const void* buf, Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
           MPI_Request* r) {
@@ -804,8 +804,9 @@ namespace {
 // Binds a persistent exchange (counts and displacements spread over the channel's ranks) and
 // hands its proxy to the application; false when it cannot (the caller passes the init to MPI).
 bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
-          std::vector<int> sc, std::vector<int> sd, void* recvbuf, MPI_Datatype recvtype,
-          std::vector<int> rc, std::vector<int> rd, MPI_Request* req) {
+                   std::vector<Count> sc, std::vector<Count> sd, void* recvbuf,
+                   MPI_Datatype recvtype, std::vector<Count> rc, std::vector<Count> rd,
+                   MPI_Request* req) {
   Engine& e = engine();
   Side probe{};
   // Under auto a persistent exchange stays MPI's own: its verdict may come after the init.
@@ -836,24 +837,26 @@ bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_
   return true;
 }
 
-std::vector<int> copy_of(const int* v, int n) { return std::vector<int>(v, v + n); }
+template <typename T>
+std::vector<Count> copy_of(const T* v, int n) { return std::vector<Count>(v, v + n); }
 
-std::vector<int> regular(int count, int n, bool displacements) {
-  std::vector<int> v(static_cast<std::size_t>(n), count);
+std::vector<Count> regular(Count count, int n, bool displacements) {
+  std::vector<Count> v(static_cast<std::size_t>(n), count);
   if (displacements)
     for (int j = 0; j < n; ++j) v[static_cast<std::size_t>(j)] = j * count;
   return v;
 }
 
 // The neighbourhood forms spread over the ranks, as ineighbor() does.
+template <typename C, typename D>
 bool bind_neighbours(const std::shared_ptr<Channel>& ch, MPI_Comm comm, const void* sendbuf,
-                     const int* sendcounts, const int* sdispls, int sendcount,
-                     MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-                     const int* rdispls, int recvcount, MPI_Datatype recvtype, MPI_Request* req) {
+                     const C* sendcounts, const D* sdispls, C sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const C* recvcounts, const D* rdispls, C recvcount,
+                     MPI_Datatype recvtype, MPI_Request* req) {
   const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
   int n = 0;
   if (!nb || PMPI_Comm_size(comm, &n) != MPI_SUCCESS) return false;
-  Spread<int> v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
+  Spread<Count> v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
   return bind_exchange(ch, sendbuf, sendtype, std::move(v.sc), std::move(v.sd), recvbuf, recvtype,
                        std::move(v.rc), std::move(v.rd), req);
 }
@@ -863,12 +866,11 @@ int size_of(MPI_Comm comm) {
   return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
 }
 
-}  // namespace
-
-bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
-                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-                         const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Request* req) {
+// The vector and regular forms, int or large-count.
+template <typename C, typename D>
+bool bind_vector(const void* sendbuf, const C* sendcounts, const D* sdispls,
+                 MPI_Datatype sendtype, void* recvbuf, const C* recvcounts, const D* rdispls,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   const int n = size_of(comm);
   auto ch = channel_for(comm);
   return ch && n > 0 && sendcounts && sdispls && recvcounts && rdispls &&
@@ -876,14 +878,29 @@ bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* 
                        recvbuf, recvtype, copy_of(recvcounts, n), copy_of(rdispls, n), req);
 }
 
-bool bind_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+bool bind_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
   const int n = size_of(comm);
   auto ch = channel_for(comm);
   return ch && n > 0 &&
          bind_exchange(ch, sendbuf, sendtype, regular(sendcount, n, false),
                        regular(sendcount, n, true), recvbuf, recvtype,
                        regular(recvcount, n, false), regular(recvcount, n, true), req);
+}
+
+}  // namespace
+
+bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                         const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request* req) {
+  return bind_vector(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                     recvtype, comm, req);
+}
+
+bool bind_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {
+  return bind_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
 bool bind_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
@@ -898,8 +915,9 @@ bool bind_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, co
 bool bind_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request* req) {
-  return bind_neighbours(channel_for(comm), comm, sendbuf, nullptr, nullptr, sendcount, sendtype,
-                         recvbuf, nullptr, nullptr, recvcount, recvtype, req);
+  const int* none = nullptr;
+  return bind_neighbours(channel_for(comm), comm, sendbuf, none, none, sendcount, sendtype,
+                         recvbuf, none, none, recvcount, recvtype, req);
 }
 
 void nb_passed() { ++engine().passed; }
@@ -948,6 +966,57 @@ int neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype send
   return COMMSCHED_PPCOLL(Neighbor_alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,
                                                   recvcount, recvtype, comm, info, req);
 }
+
+#if MPI_VERSION >= 4
+int alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                     const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                     MPI_Request* req) {
+  if (bind_vector(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                  comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, comm, info, req);
+}
+
+int alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* req) {
+  if (bind_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              info, req);
+}
+
+int neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts,
+                              const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                              MPI_Request* req) {
+  if (sendcounts && sdispls && recvcounts && rdispls &&
+      bind_neighbours(channel_for(comm), comm, sendbuf, sendcounts, sdispls, MPI_Count{0},
+                      sendtype, recvbuf, recvcounts, rdispls, MPI_Count{0}, recvtype, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, info, req);
+}
+
+int neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  const MPI_Count* none = nullptr;
+  const MPI_Aint* no_displs = nullptr;
+  if (bind_neighbours(channel_for(comm), comm, sendbuf, none, no_displs, sendcount, sendtype,
+                      recvbuf, none, no_displs, recvcount, recvtype, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, comm, info, req);
+}
+#endif
 #endif
 
 void nb_start(int count, const MPI_Request* reqs) {

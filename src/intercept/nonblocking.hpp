@@ -120,6 +120,25 @@ bool bind_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatyp
                                  MPI_Comm comm, MPI_Request* req);
 /// MPI's own init of a persistent exchange the engine did not take (counted as passed).
 void nb_passed();
+#if MPI_VERSION >= 4
+/// The large-count inits (MPI-4), bound as the int ones (a block past int goes as
+/// MPI_Isend_c / MPI_Irecv_c); otherwise MPI's own.
+int alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                     const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                     MPI_Request* req);
+int alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* req);
+int neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts,
+                              const MPI_Aint* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                              MPI_Request* req);
+int neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Info info, MPI_Request* req);
+#endif
 #endif
 /// MPI_Start and MPI_Startall, before MPI starts `reqs`: the engine's persistent exchanges among
 /// them start.

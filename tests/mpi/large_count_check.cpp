@@ -1,10 +1,11 @@
-// large_count_check: MPI-4's large-count all-to-alls (MPI_Alltoallv_c, MPI_Alltoall_c,
-// MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c, MPI_Neighbor_alltoall_c and the non-blocking
-// MPI_Ialltoallv_c, MPI_Ialltoall_c, MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c;
-// intercepted when libcommsched is preloaded) compared byte for byte with PMPI's on the same inputs, each case
-// repeated past learning. Also: the int and large-count forms of MPI_Alltoallv alternating on
-// one pattern, and a call whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM
-// with absolute addresses), which every rank must then run as MPI's own.
+// large_count_check: MPI-4's large-count all-to-alls, intercepted when libcommsched is
+// preloaded, compared byte for byte with PMPI's on the same inputs, each case repeated past
+// learning: MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c,
+// MPI_Neighbor_alltoall_c, the non-blocking MPI_Ialltoallv_c, MPI_Ialltoall_c,
+// MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c and their persistent _init_c forms.
+// Also: the int and large-count forms of MPI_Alltoallv alternating on one pattern, and a call
+// whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM with absolute addresses),
+// which every rank must then run as MPI's own.
 //
 // Prints one line per failing case and rank, then from rank 0
 // "large_count_check: N passed, M failed"; exits 1 on any failure, 77 where the MPI has no
@@ -194,6 +195,47 @@ int main(int argc, char** argv) {
     return waited((lib ? MPI_Ineighbor_alltoall_c : PMPI_Ineighbor_alltoall_c)(
                       s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph, &q),
                   q);
+  }));
+  // The persistent forms: bound, started and waited for once per call, then freed.
+  const auto once = [](int rc, MPI_Request& q, bool lib) {
+    if (rc != MPI_SUCCESS) return rc;
+    rc = lib ? MPI_Start(&q) : PMPI_Start(&q);
+    if (rc == MPI_SUCCESS)
+      rc = lib ? MPI_Wait(&q, MPI_STATUS_IGNORE) : PMPI_Wait(&q, MPI_STATUS_IGNORE);
+    const int freed = lib ? MPI_Request_free(&q) : PMPI_Request_free(&q);
+    return rc == MPI_SUCCESS ? freed : rc;
+  };
+  tally(run_case("Alltoallv_init_c", out.size, in.size, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return once((lib ? MPI_Alltoallv_init_c : PMPI_Alltoallv_init_c)(
+                    s.data(), out.counts.data(), out.displs.data(), MPI_BYTE, r.data(),
+                    in.counts.data(), in.displs.data(), MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL,
+                    &q),
+                q, lib);
+  }));
+  tally(run_case("Alltoall_init_c", all, all, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return once((lib ? MPI_Alltoall_init_c : PMPI_Alltoall_init_c)(
+                    s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, MPI_COMM_WORLD,
+                    MPI_INFO_NULL, &q),
+                q, lib);
+  }));
+  tally(run_case("Neighbor_alltoallv_init_c", nout.size, nin.size, false,
+                 [&](bool lib, auto& s, auto& r) {
+                   MPI_Request q = MPI_REQUEST_NULL;
+                   return once(
+                       (lib ? MPI_Neighbor_alltoallv_init_c : PMPI_Neighbor_alltoallv_init_c)(
+                           s.data(), nout.counts.data(), nout.displs.data(), MPI_BYTE, r.data(),
+                           nin.counts.data(), nin.displs.data(), MPI_BYTE, graph, MPI_INFO_NULL,
+                           &q),
+                       q, lib);
+                 }));
+  tally(run_case("Neighbor_alltoall_init_c", kall, kall, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return once((lib ? MPI_Neighbor_alltoall_init_c : PMPI_Neighbor_alltoall_init_c)(
+                    s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph,
+                    MPI_INFO_NULL, &q),
+                q, lib);
   }));
   // Rank 0 sends from MPI_BOTTOM at absolute addresses, past int on a 64-bit address space: it
   // votes native, and every rank runs MPI's own call.
