@@ -1025,21 +1025,24 @@ double budget_share(const CommState& cs) {
   return learn::Trial::share_after(g().cfg.trial_budget, decided, abandoned);
 }
 
+// COMMSCHED_TRIAL_BUDGET=1: the whole job's time, which no learning or probe waits for.
+bool unbudgeted() { return g().cfg.trial_budget >= 1; }
+
 // auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
-// a learning within the trial's share of it. Forced strategies and COMMSCHED_TRIAL=0 learn at
-// once.
+// a learning within the trial's share of it. Forced strategies, COMMSCHED_TRIAL=0 and a budget
+// of 1 learn at once.
 bool learning_affordable(const CommState& cs) {
-  if (!runs_trial()) return true;
+  if (!runs_trial() || unbudgeted()) return true;
   return cs.time_agreed_s * budget_share(cs) >= learn_cost(cs);
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
-// agreed time per call so far; 0 when it already does or outside auto. Probes while nothing
-// repeats are the whole cost of a job whose counts never settle, so together they get a
-// quarter of the budget (kProbeShare), counted from the first; a deferred learning gets the
-// whole budget, once.
+// agreed time per call so far; 0 when it already does, outside auto or with a budget of 1.
+// Probes while nothing repeats are the whole cost of a job whose counts never settle, so
+// together they get a quarter of the budget (kProbeShare), counted from the first; a deferred
+// learning gets the whole budget, once.
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
-  if (!runs_trial() || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
+  if (!runs_trial() || unbudgeted() || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
   const double need =
       deferred ? (cs.agree_cost_s + learn_cost(cs)) / budget_share(cs) - cs.time_agreed_s
