@@ -67,6 +67,15 @@ COMMSCHED_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
   return ci::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                            const MPI_Aint sdispls[],
+                                            const MPI_Datatype sendtypes[], void* recvbuf,
+                                            const int recvcounts[], const MPI_Aint rdispls[],
+                                            const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return ci::neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm);
+}
+
 #if MPI_VERSION >= 4  // the large-count forms (src/intercept/large_count.hpp)
 COMMSCHED_EXPORT int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
@@ -107,6 +116,16 @@ COMMSCHED_EXPORT int MPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count send
                                              MPI_Comm comm) {
   return ci::neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                              const MPI_Aint sdispls[],
+                                              const MPI_Datatype sendtypes[], void* recvbuf,
+                                              const MPI_Count recvcounts[],
+                                              const MPI_Aint rdispls[],
+                                              const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return ci::neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                  rdispls, recvtypes, comm);
 }
 #endif
 

@@ -173,11 +173,7 @@
   X(Neighbor_allgatherv, neighbor_allgatherv,                                                    \
     (const void* sb, int sc, MPI_Datatype st, void* rb, const int* rc, const int* rd,            \
      MPI_Datatype rt, MPI_Comm m),                                                               \
-    (sb, sc, st, rb, rc, rd, rt, m), 9)                                                          \
-  X(Neighbor_alltoallw, neighbor_alltoallw,                                                      \
-    (const void* sb, const int* sc, const MPI_Aint* sd, const MPI_Datatype* st, void* rb,        \
-     const int* rc, const MPI_Aint* rd, const MPI_Datatype* rt, MPI_Comm m),                     \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 10)
+    (sb, sc, st, rb, rc, rd, rt, m), 9)
 
 // MPI-4 calls of the kinds above (MPICH 4; Open MPI 4.1 and SMPI have none): the large-count
 // (_c) forms and MPI_Isendrecv. C only: MPICH's Fortran bindings call the C entry points. The
@@ -309,11 +305,7 @@
   X(Neighbor_allgatherv_c, ,                                                                    \
     (const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rc[],             \
      const MPI_Aint rd[], MPI_Datatype rt, MPI_Comm m),                                         \
-    (sb, sc, st, rb, rc, rd, rt, m), 0)                                                         \
-  X(Neighbor_alltoallw_c, ,                                                                     \
-    (const void* sb, const MPI_Count sc[], const MPI_Aint sd[], const MPI_Datatype st[],        \
-     void* rb, const MPI_Count rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm m), \
-    (sb, sc, sd, st, rb, rc, rd, rt, m), 0)
+    (sb, sc, st, rb, rc, rd, rt, m), 0)
 #else
 #define COMMSCHED_FLUSH_POINTS_MPI4(X)
 #define COMMSCHED_BLOCKING_COLLECTIVES_MPI4(X)

@@ -195,6 +195,22 @@ void f_mpi_neighbor_alltoall(const char*, void* sendbuf, MPI_Fint* sendcount, MP
                                        MPI_Type_f2c(*recvtype), MPI_Comm_f2c(*comm)));
 }
 
+// Displacements are INTEGER(KIND=MPI_ADDRESS_KIND): MPI_Aint already.
+void f_mpi_neighbor_alltoallw(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
+                              MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
+                              MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+                              MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  int sources = 0, destinations = 0;
+  ci::neighbor_degrees(c, &sources, &destinations);  // none: MPI rejects the call
+  const std::vector<int> sc = ints(sendcounts, destinations), rcv = ints(recvcounts, sources);
+  const std::vector<MPI_Datatype> st = types(sendtypes, destinations);
+  const std::vector<MPI_Datatype> rt = types(recvtypes, sources);
+  set_ierr(ierr, ci::neighbor_alltoallw(fortran_buffer(sendbuf), sc.data(), sdispls, st.data(),
+                                        const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                        rdispls, rt.data(), c));
+}
+
 // Non-blocking all-to-all: the engine's calls with converted arguments (it keeps what it needs);
 // every other call goes to MPI's own Fortran entry point with the arrays it was given, as MPI may
 // read them until the operation completes.
@@ -416,6 +432,12 @@ COMMSCHED_F_EXPORT void MPI_NEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint* 
                                               MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
                                               MPI_Fint* ierr) {
   f_mpi_neighbor_alltoall(nullptr, sb, sc, st, rb, rc, rt, comm, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_NEIGHBOR_ALLTOALLW(void* sb, MPI_Fint* sc, MPI_Aint* sd, MPI_Fint* st,
+                                               void* rb, MPI_Fint* rc, MPI_Aint* rd, MPI_Fint* rt,
+                                               MPI_Fint* comm, MPI_Fint* ierr) {
+  f_mpi_neighbor_alltoallw(nullptr, sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);
 }
 
 COMMSCHED_F_EXPORT void MPI_IALLTOALLV(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb,

@@ -34,6 +34,12 @@
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr),                                      \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr))                  \
+  X(MPI_Neighbor_alltoallw, mpi_neighbor_alltoallw,                                            \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,             \
+     MPI_Fint* ierr),                                                                          \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,    \
+     ierr))                                                                                    \
   X(MPI_Ialltoallv, mpi_ialltoallv,                                                            \
     (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
      MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,              \

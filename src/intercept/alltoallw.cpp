@@ -4,8 +4,10 @@
 // MPI_Alltoallv, and is learned and substituted as one (with its own patterns and trial). Any
 // other call runs as PMPI_Alltoallw: it still passes through the shared steps, naming its
 // pattern by the bytes per peer and voting that it cannot run, so that every rank agrees.
-// typed() is shared with the large-count MPI_Alltoallw_c (large_count.cpp).
+// typed() is shared with the large-count MPI_Alltoallw_c (large_count.cpp), one_type() with
+// MPI_Neighbor_alltoallw (neighbor.cpp).
 #include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "intercept/exchange.hpp"
@@ -29,10 +31,9 @@ int native_alltoallw(const Exchange& x) {
                         a->recvcounts, a->rdispls, a->recvtypes, x.comm);
 }
 
-// One side as per-peer counts and element displacements of one datatype; false when its
-// non-empty blocks use different datatypes or sit between elements.
-bool one_type(int n, const int* counts, const int* byte_displs, const MPI_Datatype* types,
-              std::vector<int>& out_counts, std::vector<int>& out_displs, MPI_Datatype& type) {
+template <class D>
+bool one_type_of(int n, const int* counts, const D* byte_displs, const MPI_Datatype* types,
+                 std::vector<int>& out_counts, std::vector<int>& out_displs, MPI_Datatype& type) {
   type = MPI_BYTE;
   int j0 = 0;
   while (j0 < n && counts[j0] <= 0) ++j0;
@@ -47,7 +48,9 @@ bool one_type(int n, const int* counts, const int* byte_displs, const MPI_Dataty
     out_displs[k] = 0;
     if (counts[j] <= 0) continue;
     if (types[j] != type || byte_displs[j] % extent != 0) return false;
-    out_displs[k] = static_cast<int>(byte_displs[j] / extent);
+    const auto elements = static_cast<long long>(byte_displs[j] / extent);
+    if (elements < INT_MIN || elements > INT_MAX) return false;
+    out_displs[k] = static_cast<int>(elements);
   }
   return true;
 }
@@ -66,6 +69,16 @@ void bytes_only(int n, const int* counts, const MPI_Datatype* types, std::vector
 }
 
 }  // namespace
+
+bool one_type(int n, const int* counts, const int* byte_displs, const MPI_Datatype* types,
+              std::vector<int>& out_counts, std::vector<int>& out_displs, MPI_Datatype& type) {
+  return one_type_of(n, counts, byte_displs, types, out_counts, out_displs, type);
+}
+
+bool one_type(int n, const int* counts, const MPI_Aint* byte_displs, const MPI_Datatype* types,
+              std::vector<int>& out_counts, std::vector<int>& out_displs, MPI_Datatype& type) {
+  return one_type_of(n, counts, byte_displs, types, out_counts, out_displs, type);
+}
 
 int typed(Exchange x, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
           const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, bool fits) {
@@ -95,14 +108,10 @@ int typed(Exchange x, const int* sendcounts, const int* sdispls, const MPI_Datat
     bytes_only(n, recvcounts, recvtypes, v[2], v[3]);
     if (!in_place && sendcounts && sendtypes) bytes_only(n, sendcounts, sendtypes, v[0], v[1]);
   }
-  x.sendcounts = v[0].data();
-  x.sdispls = v[1].data();
   x.sendtype = st;
-  x.recvcounts = v[2].data();
-  x.rdispls = v[3].data();
   x.recvtype = rt;
   x.describable = describable;
-  return exchange(x);
+  return exchange(x, v);
 }
 
 int alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,

@@ -256,7 +256,7 @@ struct Global {
   // One keyval per family of entry points (Family): MPI_Alltoall keeps its own patterns and
   // trial, as its native call (MPI's regular all-to-all algorithms) is not MPI_Alltoallv's.
   int comm_keyval[kFamilies] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID,
-                               MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID};
+                               MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID};
   std::uint64_t next_local_id = 0;
   bool finalizing = false;  // MPI is deleting attributes at MPI_Finalize: no MPI calls
   boost::container::flat_map<std::uint64_t, std::unique_ptr<CommState>> comms;

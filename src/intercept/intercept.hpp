@@ -58,6 +58,11 @@ int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sd
                        const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
 int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/// MPI_Neighbor_alltoallw: substituted as MPI_Alltoallw is (one datatype per side at whole
+/// multiples of its extent); otherwise PMPI_Neighbor_alltoallw.
+int neighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                       const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                       const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm);
 /// The lengths of `comm`'s source and destination lists (the neighbourhood calls' arrays);
 /// false without a topology.
 bool neighbor_degrees(MPI_Comm comm, int* sources, int* destinations);

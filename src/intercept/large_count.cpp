@@ -60,6 +60,12 @@ int native_neighbor_alltoall_c(const Exchange& x) {
                                   x.recvtype, x.comm);
 }
 
+int native_neighbor_alltoallw_c(const Exchange& x) {
+  const LargeArgs& a = args_of(x);
+  return PMPI_Neighbor_alltoallw_c(x.sendbuf, a.sendcounts, a.sdispls, a.sendtypes, x.recvbuf,
+                                   a.recvcounts, a.rdispls, a.recvtypes, x.comm);
+}
+
 bool fits(long long v) { return v >= INT_MIN && v <= INT_MAX; }
 
 int narrowed(long long v) { return static_cast<int>(std::clamp<long long>(v, INT_MIN, INT_MAX)); }
@@ -179,6 +185,25 @@ int neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype s
                    native_neighbor_alltoall_c, &args},
                   nullptr, nullptr, narrowed(sendcount), nullptr, nullptr, narrowed(recvcount),
                   fits(sendcount) && fits(recvcount));
+}
+
+int neighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts,
+                         const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                         const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                         const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  const LargeArgs args{sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes};
+  const Exchange x{sendbuf, nullptr, nullptr, MPI_BYTE, recvbuf, nullptr, nullptr, MPI_BYTE, comm,
+                   Family::neighbor_alltoallw, "MPI_Neighbor_alltoallw_c",
+                   native_neighbor_alltoallw_c, &args};
+  if (pass_through()) return x.native(x);
+  int sources = 0, destinations = 0;
+  // Without a topology neighbor_typed() runs MPI's own call before reading anything.
+  if (comm == MPI_COMM_NULL || !neighbor_degrees(comm, &sources, &destinations))
+    return neighbor_typed(x, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, false);
+  bool all_fit = true;
+  const int* sc = narrow(sendcounts, destinations, scratch[0], all_fit);
+  const int* rc = narrow(recvcounts, sources, scratch[2], all_fit);
+  return neighbor_typed(x, sc, sdispls, sendtypes, rc, rdispls, recvtypes, all_fit);
 }
 
 }  // namespace commsched::intercept

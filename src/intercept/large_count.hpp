@@ -23,6 +23,10 @@ int neighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts,
                          MPI_Datatype recvtype, MPI_Comm comm);
 int neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int neighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts,
+                         const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                         const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                         const MPI_Datatype* recvtypes, MPI_Comm comm);
 
 }  // namespace commsched::intercept
 #endif

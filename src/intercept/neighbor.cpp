@@ -1,4 +1,5 @@
-// The neighbourhood all-to-alls' adapters (MPI_Neighbor_alltoallv, MPI_Neighbor_alltoall) on
+// The neighbourhood all-to-alls' adapters (MPI_Neighbor_alltoallv, MPI_Neighbor_alltoall and
+// MPI_Neighbor_alltoallw) on
 // distributed-graph, graph and Cartesian communicators: the many-to-many personalised exchange
 // of paper 004 §3. Block i goes to the i-th destination and comes from the i-th source of the
 // communicator's topology; placed at those ranks' positions (zero for everyone else) it is an
@@ -6,7 +7,10 @@
 // patterns and trial, and run as MPI's own neighbourhood call whenever it is not substituted.
 // A rank that lists a neighbour twice (a multigraph, or a periodic Cartesian dimension of one or
 // two ranks) has no such description: it votes that it cannot run, and every rank runs natively.
-// neighbor() is shared with the large-count forms (large_count.cpp).
+// MPI_Neighbor_alltoallw is described as MPI_Alltoallw is (alltoallw.cpp): where each side's
+// non-empty blocks share one datatype at byte displacements that are whole multiples of its
+// extent; any other call votes native. neighbor() and neighbor_typed() are shared with the
+// large-count forms (large_count.cpp).
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -75,6 +79,21 @@ struct NeighborArgs {
   int sendcount, recvcount;  // MPI_Neighbor_alltoall's
 };
 
+struct NeighborwArgs {
+  const int* sendcounts;
+  const MPI_Aint* sdispls;
+  const MPI_Datatype* sendtypes;
+  const int* recvcounts;
+  const MPI_Aint* rdispls;
+  const MPI_Datatype* recvtypes;
+};
+
+int native_neighbor_alltoallw(const Exchange& x) {
+  const auto* a = static_cast<const NeighborwArgs*>(x.args);
+  return PMPI_Neighbor_alltoallw(x.sendbuf, a->sendcounts, a->sdispls, a->sendtypes, x.recvbuf,
+                                 a->recvcounts, a->rdispls, a->recvtypes, x.comm);
+}
+
 int native_neighbor_alltoallv(const Exchange& x) {
   const auto* a = static_cast<const NeighborArgs*>(x.args);
   return PMPI_Neighbor_alltoallv(x.sendbuf, a->sendcounts, a->sdispls, x.sendtype, x.recvbuf,
@@ -129,19 +148,64 @@ int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcoun
   const auto span = [degree](int c) { return degree * std::abs(static_cast<long long>(c)); };
   const bool regular_fits =
       vector_form || (span(sendcount) <= INT_MAX && span(recvcount) <= INT_MAX);
-  if (fits && regular_fits && nb->distinct &&
-      (!vector_form || (sendcounts && sdispls && recvcounts && rdispls))) {
+  // A side without neighbours may pass no arrays at all.
+  const bool arrays = !vector_form || ((nb->destinations.empty() || (sendcounts && sdispls)) &&
+                                       (nb->sources.empty() || (recvcounts && rdispls)));
+  if (fits && regular_fits && nb->distinct && arrays) {
     spread(nb->destinations, sendcounts, sdispls, sendcount, v[0], v[1]);
     spread(nb->sources, recvcounts, rdispls, recvcount, v[2], v[3]);
   } else {
     x.describable = false;  // the counts stay zero: they only name the pattern
     for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
   }
-  x.sendcounts = v[0].data();
-  x.sdispls = v[1].data();
-  x.recvcounts = v[2].data();
-  x.rdispls = v[3].data();
-  return exchange(x);
+  return exchange(x, v);
+}
+
+int neighbor_typed(Exchange x, const int* sendcounts, const MPI_Aint* sdispls,
+                   const MPI_Datatype* sendtypes, const int* recvcounts, const MPI_Aint* rdispls,
+                   const MPI_Datatype* recvtypes, bool fits) {
+  int n = 0;
+  const Neighbours* nb = nullptr;
+  if (pass_through() || x.comm == MPI_COMM_NULL || x.sendbuf == MPI_IN_PLACE ||
+      PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !(nb = neighbours(x.comm)))
+    return x.native(x);
+  // Per neighbour (the topology's order), then spread over the communicator's ranks.
+  thread_local std::vector<int> v[4], per[4];
+  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
+  const auto out = static_cast<int>(nb->destinations.size());
+  const auto in = static_cast<int>(nb->sources.size());
+  per[0].resize(nb->destinations.size());
+  per[1].resize(nb->destinations.size());
+  per[2].resize(nb->sources.size());
+  per[3].resize(nb->sources.size());
+  MPI_Datatype st = MPI_BYTE, rt = MPI_BYTE;
+  // A side without neighbours may pass no arrays at all.
+  const bool describable =
+      fits && nb->distinct && (out == 0 || (sendcounts && sdispls && sendtypes)) &&
+      (in == 0 || (recvcounts && rdispls && recvtypes)) &&
+      one_type(out, sendcounts, sdispls, sendtypes, per[0], per[1], st) &&
+      one_type(in, recvcounts, rdispls, recvtypes, per[2], per[3], rt);
+  if (describable) {
+    spread(nb->destinations, per[0].data(), per[1].data(), 0, v[0], v[1]);
+    spread(nb->sources, per[2].data(), per[3].data(), 0, v[2], v[3]);
+  } else {
+    st = rt = MPI_BYTE;  // the counts stay zero: they only name the pattern
+    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
+  }
+  x.sendtype = st;
+  x.recvtype = rt;
+  x.describable = describable;
+  return exchange(x, v);
+}
+
+int neighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                       const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                       const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  const NeighborwArgs args{sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes};
+  return neighbor_typed({sendbuf, nullptr, nullptr, MPI_BYTE, recvbuf, nullptr, nullptr, MPI_BYTE,
+                         comm, Family::neighbor_alltoallw, "MPI_Neighbor_alltoallw",
+                         native_neighbor_alltoallw, &args},
+                        sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes, true);
 }
 
 int neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,

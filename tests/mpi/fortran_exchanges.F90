@@ -1,9 +1,10 @@
 ! Calls MPI_ALLTOALLV through the mpif.h bindings, or mpi_f08's when built with -DCOMMSCHED_F08
-! (so through the Fortran entry point that libcommsched must intercept), 8 times with one irregular integer pattern, then MPI_ALLTOALL,
-! MPI_ALLTOALLW and MPI_NEIGHBOR_ALLTOALLV 8 times each, MPI_INEIGHBOR_ALLTOALLV and
-! MPI_INEIGHBOR_ALLTOALL (the latter on a duplicate of the graph), then MPI_IALLTOALLV and
-! MPI_IALLTOALL completed by MPI_WAIT or MPI_WAITALL, and checks every value received against its arithmetic
-! definition. Prints "fortran ok"; stops with code 1 otherwise.
+! (so through the Fortran entry point that libcommsched must intercept), 8 times with one
+! irregular integer pattern, then MPI_ALLTOALL, MPI_ALLTOALLW, MPI_NEIGHBOR_ALLTOALLV and
+! MPI_NEIGHBOR_ALLTOALLW 8 times each, MPI_INEIGHBOR_ALLTOALLV and MPI_INEIGHBOR_ALLTOALL (the
+! latter on a duplicate of the graph), then MPI_IALLTOALLV and MPI_IALLTOALL completed by
+! MPI_WAIT or MPI_WAITALL, and checks every value received against its arithmetic definition.
+! Prints "fortran ok"; stops with code 1 otherwise.
 program fortran_exchanges
 #ifdef COMMSCHED_F08
   use mpi_f08
@@ -20,16 +21,19 @@ program fortran_exchanges
   integer, allocatable :: wsdispls(:), wrdispls(:)
 #ifdef COMMSCHED_F08
   type(MPI_Datatype), allocatable :: wtypes(:)
+  type(MPI_Datatype) :: ntypes(1)
   type(MPI_Comm) :: ring, ring2
   type(MPI_Request) :: reqs(2)
 #else
   integer, allocatable :: wtypes(:)
+  integer :: ntypes(1)
   integer :: ring, ring2
   integer :: reqs(2)
 #endif
   integer :: left, right, nsend, nrecv
   integer :: nsrc(1), ndst(1), ncount(1), nrcount(1), ndispl(1)
   integer :: nbuf(8), nrbuf(8), one_out(1), one_in(1)
+  integer(kind=MPI_ADDRESS_KIND) :: nwdispl(1)
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -142,6 +146,27 @@ program fortran_exchanges
     do k = 1, nrecv
       if (nrbuf(k) /= payload(it + 40, left, rank, k)) then
         if (nerr < 5) print '(a,i0,a,i0,a,i0)', 'fortran: neighbor rank ', rank, &
+            ' iteration ', it, ' element ', k
+        nerr = nerr + 1
+      end if
+    end do
+  end do
+
+  ! MPI_NEIGHBOR_ALLTOALLW on the same ring: one datatype, displacements in bytes of kind
+  ! MPI_ADDRESS_KIND.
+  ntypes(1) = MPI_INTEGER
+  nwdispl(1) = 0
+  do it = 1, iterations
+    do k = 1, nsend
+      nbuf(k) = payload(it + 50, rank, right, k)
+    end do
+    nrbuf = -1
+    call MPI_NEIGHBOR_ALLTOALLW(nbuf, ncount, nwdispl, ntypes, nrbuf, nrcount, nwdispl, ntypes, &
+                                ring, ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    do k = 1, nrecv
+      if (nrbuf(k) /= payload(it + 50, left, rank, k)) then
+        if (nerr < 5) print '(a,i0,a,i0,a,i0)', 'fortran: neighbor w rank ', rank, &
             ' iteration ', it, ' element ', k
         nerr = nerr + 1
       end if

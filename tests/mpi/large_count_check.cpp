@@ -1,7 +1,7 @@
 // large_count_check: MPI-4's large-count all-to-alls, intercepted when libcommsched is
 // preloaded, compared byte for byte with PMPI's on the same inputs, each case repeated past
 // learning: MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c,
-// MPI_Neighbor_alltoall_c, the non-blocking MPI_Ialltoallv_c, MPI_Ialltoall_c,
+// MPI_Neighbor_alltoall_c, MPI_Neighbor_alltoallw_c, the non-blocking MPI_Ialltoallv_c, MPI_Ialltoall_c,
 // MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c and their persistent _init_c forms.
 // Also: the int and large-count forms of MPI_Alltoallv alternating on one pattern, and a call
 // whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM with absolute addresses),
@@ -162,6 +162,12 @@ int main(int argc, char** argv) {
     return (lib ? MPI_Neighbor_alltoall_c : PMPI_Neighbor_alltoall_c)(
         s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph);
   }));
+  tally(run_case("Neighbor_alltoallw_c", nout.size, nin.size, false,
+                 [&](bool lib, auto& s, auto& r) {
+                   return (lib ? MPI_Neighbor_alltoallw_c : PMPI_Neighbor_alltoallw_c)(
+                       s.data(), nout.counts.data(), nout.displs.data(), types.data(), r.data(),
+                       nin.counts.data(), nin.displs.data(), types.data(), graph);
+                 }));
   // The non-blocking forms, each waited for at once (run by the library's engine under
   // COMMSCHED_NONBLOCKING, else MPI's own).
   const auto waited = [](int rc, MPI_Request& q) {
