@@ -19,6 +19,7 @@
 #include "intercept/p2p.hpp"
 
 #include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <algorithm>
 #include <array>
@@ -892,9 +893,16 @@ Shadow* shadow_of(MPI_Request req) {
 }
 
 // The array MPI sees: shadows replaced by their real sends (all released by then).
+// A completion call's scratch, on the stack up to kInlineRequests entries: a polling loop of
+// MPI_Test or MPI_Testany (HPCC's RandomAccess makes millions) must not pay an allocation per
+// call on top of MPI's own test.
+constexpr std::size_t kInlineRequests = 16;
+using Requests = boost::container::small_vector<MPI_Request, kInlineRequests>;
+using Done = boost::container::small_vector<bool, kInlineRequests>;
+
 struct Translated {
-  std::vector<MPI_Request> orig;
-  std::vector<MPI_Request> mpi;
+  Requests orig;
+  Requests mpi;
 };
 
 Translated translate(int count, const MPI_Request* reqs) {
@@ -909,7 +917,7 @@ Translated translate(int count, const MPI_Request* reqs) {
 
 // Copies MPI's view back: completed entries are untracked (shadows freed, handle set to null);
 // the others keep the application's handle.
-void write_back(Translated& t, MPI_Request* reqs, const std::vector<bool>& completed) {
+void write_back(Translated& t, MPI_Request* reqs, const Done& completed) {
   for (std::size_t i = 0; i < t.orig.size(); ++i) {
     Shadow* sh = shadow_of(t.orig[i]);
     if (!completed[i]) {
@@ -927,22 +935,22 @@ void write_back(Translated& t, MPI_Request* reqs, const std::vector<bool>& compl
 }
 
 // Which entries of a completion call's array completed, from what the call returned.
-std::vector<bool> done_all(std::size_t n, bool all, int rc, const MPI_Status* statuses) {
-  std::vector<bool> done(n, all);
+Done done_all(std::size_t n, bool all, int rc, const MPI_Status* statuses) {
+  Done done(n, all);
   // On MPI_ERR_IN_STATUS some requests may still be pending: the others completed.
   if (rc == MPI_ERR_IN_STATUS && statuses != MPI_STATUSES_IGNORE)
     for (std::size_t i = 0; i < n; ++i) done[i] = statuses[i].MPI_ERROR != MPI_ERR_PENDING;
   return done;
 }
-std::vector<bool> done_one(std::size_t n, bool completed, const int* index) {
-  std::vector<bool> done(n, false);
+Done done_one(std::size_t n, bool completed, const int* index) {
+  Done done(n, false);
   if (completed && index && *index != MPI_UNDEFINED && *index >= 0 &&
       static_cast<std::size_t>(*index) < n)
     done[static_cast<std::size_t>(*index)] = true;
   return done;
 }
-std::vector<bool> done_some(std::size_t n, const int* outcount, const int* indices) {
-  std::vector<bool> done(n, false);
+Done done_some(std::size_t n, const int* outcount, const int* indices) {
+  Done done(n, false);
   if (outcount && *outcount != MPI_UNDEFINED)
     for (int k = 0; k < *outcount; ++k)
       if (indices[k] >= 0 && static_cast<std::size_t>(indices[k]) < n)
@@ -1135,7 +1143,7 @@ int wait(MPI_Request* req, MPI_Status* status) {
   p2p_flush("p2p:wait");
   Translated t = translate(1, req);
   const int rc = PMPI_Wait(t.mpi.data(), status);
-  write_back(t, req, std::vector<bool>{true});
+  write_back(t, req, Done{true});
   return rc;
 }
 
@@ -1186,9 +1194,16 @@ int test(MPI_Request* req, int* flag, MPI_Status* status) {
   if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Test(req, flag, status);
   p2p_flush("p2p:test");
+  if (st().shadows.empty()) {  // nothing held: MPI's handle is the application's (a polling loop)
+    const MPI_Request orig = *req;
+    const int rc = PMPI_Test(req, flag, status);
+    if (rc == MPI_SUCCESS && *flag) untrack(orig);
+    end_burst_if_idle();
+    return rc;
+  }
   Translated t = translate(1, req);
   const int rc = PMPI_Test(t.mpi.data(), flag, status);
-  write_back(t, req, std::vector<bool>{rc == MPI_SUCCESS && *flag != 0});
+  write_back(t, req, Done{rc == MPI_SUCCESS && *flag != 0});
   return rc;
 }
 
@@ -1206,6 +1221,14 @@ int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
   if (nb_pending()) nb_progress();
   if (passing()) return PMPI_Testany(count, reqs, index, flag, status);
   p2p_flush("p2p:testany");
+  if (st().shadows.empty()) {  // nothing held: MPI's array is the application's (a polling loop)
+    const Requests orig(reqs, reqs + (count > 0 ? count : 0));
+    const int rc = PMPI_Testany(count, reqs, index, flag, status);
+    if (*flag && index && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
+      untrack(orig[static_cast<std::size_t>(*index)]);
+    end_burst_if_idle();
+    return rc;
+  }
   Translated t = translate(count, reqs);
   const int rc = PMPI_Testany(count, t.mpi.data(), index, flag, status);
   write_back(t, reqs, done_one(t.orig.size(), *flag != 0, index));
