@@ -892,7 +892,6 @@ Shadow* shadow_of(MPI_Request req) {
   return it == s.shadows.end() ? nullptr : it->second.get();
 }
 
-// The array MPI sees: shadows replaced by their real sends (all released by then).
 // A completion call's scratch, on the stack up to kInlineRequests entries: a polling loop of
 // MPI_Test or MPI_Testany (HPCC's RandomAccess makes millions) must not pay an allocation per
 // call on top of MPI's own test.
@@ -900,6 +899,7 @@ constexpr std::size_t kInlineRequests = 16;
 using Requests = boost::container::small_vector<MPI_Request, kInlineRequests>;
 using Done = boost::container::small_vector<bool, kInlineRequests>;
 
+// The array MPI sees: shadows replaced by their real sends (all released by then).
 struct Translated {
   Requests orig;
   Requests mpi;
@@ -942,11 +942,15 @@ Done done_all(std::size_t n, bool all, int rc, const MPI_Status* statuses) {
     for (std::size_t i = 0; i < n; ++i) done[i] = statuses[i].MPI_ERROR != MPI_ERR_PENDING;
   return done;
 }
+// Whether a call that completes one of `n` requests (MPI_Testany, MPI_Waitany) completed the
+// one at *index.
+bool completed_one(std::size_t n, bool completed, const int* index) {
+  return completed && index && *index != MPI_UNDEFINED && *index >= 0 &&
+         static_cast<std::size_t>(*index) < n;
+}
 Done done_one(std::size_t n, bool completed, const int* index) {
   Done done(n, false);
-  if (completed && index && *index != MPI_UNDEFINED && *index >= 0 &&
-      static_cast<std::size_t>(*index) < n)
-    done[static_cast<std::size_t>(*index)] = true;
+  if (completed_one(n, completed, index)) done[static_cast<std::size_t>(*index)] = true;
   return done;
 }
 Done done_some(std::size_t n, const int* outcount, const int* indices) {
@@ -1224,7 +1228,7 @@ int testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
   if (st().shadows.empty()) {  // nothing held: MPI's array is the application's (a polling loop)
     const Requests orig(reqs, reqs + (count > 0 ? count : 0));
     const int rc = PMPI_Testany(count, reqs, index, flag, status);
-    if (*flag && index && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
+    if (completed_one(orig.size(), *flag != 0, index))
       untrack(orig[static_cast<std::size_t>(*index)]);
     end_burst_if_idle();
     return rc;
