@@ -6,18 +6,39 @@
 #include <mpi.h>
 
 #include <cstddef>  // std::size_t: a Fortran string's length
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
 
 #include "intercept/nonblocking.hpp"
 #include "wrappers/flush_points.hpp"
 
 namespace commsched::wrappers {
 
+// The MPI library's own entry point `name` (dlsym(RTLD_NEXT)), or nullptr. Each name is looked
+// up once: dlsym searches every loaded library, which a call forwarded on every use must not
+// pay. A name not found is looked up again the next time (a library may be loaded later).
+inline void* next_entry(const char* name) {
+  static std::mutex mu;
+  static std::unordered_map<std::string_view, void*> found;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = found.find(name); it != found.end()) return it->second;
+  }
+  void* fn = dlsym(RTLD_NEXT, name);
+  if (fn) {
+    std::lock_guard lock(mu);
+    found.emplace(name, fn);
+  }
+  return fn;
+}
+
 template <typename... Args>
 void fortran_forward(const char* first, const char* second, MPI_Fint* ierr, Args... args) {
   intercept::flush_point(first);
   using Fn = void (*)(Args...);
   for (const char* name : {first, second}) {
-    if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name))) return fn(args...);
+    if (auto fn = reinterpret_cast<Fn>(next_entry(name))) return fn(args...);
   }
   if (ierr) *ierr = MPI_ERR_INTERN;
 }

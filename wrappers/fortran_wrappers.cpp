@@ -5,6 +5,9 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <vector>
 
 #include "intercept/intercept.hpp"
@@ -21,28 +24,39 @@ namespace {
 
 template <typename Fn>
 Fn next_symbol(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  return reinterpret_cast<Fn>(commsched::wrappers::next_entry(name));
 }
 
 void set_ierr(MPI_Fint* ierr, int rc) {
   if (ierr) *ierr = static_cast<MPI_Fint>(rc);  // `use mpi_f08` passes nullptr when absent
 }
 
-// Fortran's MPI_IN_PLACE and MPI_BOTTOM are addresses of common blocks in the MPI library.
-bool is_symbol(const void* p, const char* const* names) {
-  for (const char* const* n = names; *n; ++n) {
-    const void* s = dlsym(RTLD_DEFAULT, *n);
-    if (s && s == p) return true;
+// A Fortran constant such as MPI_IN_PLACE: the address of a common block in the MPI library,
+// under whichever of its manglings the library defines (Open MPI defines them in libmpi, loaded
+// with this library). Looked up once: dlsym searches every loaded library, too slow for a check
+// that every Fortran call with a buffer or a status makes.
+class FortranConstant {
+ public:
+  FortranConstant(std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (const void* s = dlsym(RTLD_DEFAULT, n); s && found_ < at_.size()) at_[found_++] = s;
   }
-  return false;
-}
+  bool is(const void* p) const {
+    return p && std::find(at_.begin(), at_.begin() + found_, p) != at_.begin() + found_;
+  }
+
+ private:
+  std::array<const void*, 4> at_{};
+  std::size_t found_ = 0;
+};
+
 const void* fortran_buffer(void* p) {
-  static const char* const in_place[] = {"mpi_fortran_in_place_", "mpi_fortran_in_place",
-                                         "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE", nullptr};
-  static const char* const bottom[] = {"mpi_fortran_bottom_", "mpi_fortran_bottom",
-                                       "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM", nullptr};
-  if (is_symbol(p, in_place)) return MPI_IN_PLACE;
-  if (is_symbol(p, bottom)) return MPI_BOTTOM;
+  static const FortranConstant in_place{"mpi_fortran_in_place_", "mpi_fortran_in_place",
+                                        "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
+  static const FortranConstant bottom{"mpi_fortran_bottom_", "mpi_fortran_bottom",
+                                      "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"};
+  if (in_place.is(p)) return MPI_IN_PLACE;
+  if (bottom.is(p)) return MPI_BOTTOM;
   return p;
 }
 
@@ -507,17 +521,17 @@ namespace {
 // mpif.h's status (MPI_STATUS_SIZE integers); Open MPI's mpi_f08 status has the same layout.
 struct FortranStatus {
   static bool ignore(const void* p) {
-    static const char* const names[] = {"mpi_fortran_status_ignore_", "mpi_fortran_status_ignore",
+    static const FortranConstant ignore{"mpi_fortran_status_ignore_", "mpi_fortran_status_ignore",
                                         "mpi_fortran_status_ignore__",
-                                        "MPI_FORTRAN_STATUS_IGNORE", nullptr};
-    return p == nullptr || p == MPI_F_STATUS_IGNORE || is_symbol(p, names);
+                                        "MPI_FORTRAN_STATUS_IGNORE"};
+    return p == nullptr || p == MPI_F_STATUS_IGNORE || ignore.is(p);
   }
   static bool ignore_all(const void* p) {
-    static const char* const names[] = {"mpi_fortran_statuses_ignore_",
+    static const FortranConstant ignore{"mpi_fortran_statuses_ignore_",
                                         "mpi_fortran_statuses_ignore",
                                         "mpi_fortran_statuses_ignore__",
-                                        "MPI_FORTRAN_STATUSES_IGNORE", nullptr};
-    return p == nullptr || p == MPI_F_STATUSES_IGNORE || is_symbol(p, names);
+                                        "MPI_FORTRAN_STATUSES_IGNORE"};
+    return p == nullptr || p == MPI_F_STATUSES_IGNORE || ignore.is(p);
   }
   static void c2f(const MPI_Status& c, void* f, std::size_t index) {
     constexpr std::size_t kInts = sizeof(MPI_Status) / sizeof(MPI_Fint);

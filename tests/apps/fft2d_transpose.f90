@@ -26,7 +26,7 @@ program fft2d_transpose
   complex(dp), allocatable :: a(:, :, :), b(:, :), sbuf(:), rbuf(:), held(:, :)
   complex(dp), allocatable :: w1(:, :), w2(:, :), full(:, :, :), ref(:, :, :), tmp(:, :)
   real(dp), allocatable :: filt(:, :)
-  real(dp) :: err, maxerr, checksum, pi
+  real(dp) :: err, maxerr, checksum, pi, t_start, t_trans, t_mine(2), t_max(2)
   character(len=32) :: arg
 
   call MPI_INIT(ierr)
@@ -85,6 +85,8 @@ program fft2d_transpose
     end do
   end do
 
+  t_trans = 0
+  t_start = MPI_WTIME()
   do s = 1, steps
     do f = 1, nf   ! forward: rows -> spectrum by columns, filter in place
       do i = 1, nrows(rank)
@@ -108,6 +110,11 @@ program fft2d_transpose
       end do
     end do
   end do
+
+  ! The time steps and the transposes in them, on the slowest rank (the program's own timing,
+  ! not compared between runs).
+  t_mine = [MPI_WTIME() - t_start, t_trans]
+  call MPI_REDUCE(t_mine, t_max, 2, MPI_DOUBLE_PRECISION, MPI_MAX, 0, MPI_COMM_WORLD, ierr)
 
   ! Gather the final fields on rank 0 (rows are contiguous in a(:, i, f)).
   allocate (gcount(0:nprocs - 1), gdispl(0:nprocs - 1), full(n2, n1, nf), tmp(n2, n1))
@@ -144,6 +151,7 @@ program fft2d_transpose
       ' fields=', nf, ' steps=', steps
     write (*, '(a,es10.3)') 'fft2d: max difference from serial = ', maxerr
     write (*, '(a,es24.16)') 'fft2d: checksum = ', checksum
+    write (*, '(a,f0.4,a,f0.4)') 'time: steps_s=', t_max(1), ' transposes_s=', t_max(2)
     err = maxerr
     if (err < 1.0e-9_dp) then
       write (*, '(a)') 'fft2d ok'
@@ -223,6 +231,7 @@ contains
     complex(dp), intent(in) :: src(:, :)
     complex(dp), intent(out) :: dst(:, :)
     integer :: q, ii, cc, kk
+    real(dp) :: t0
     kk = 0
     do q = 0, nprocs - 1
       do ii = 1, nrows(rank)
@@ -232,8 +241,10 @@ contains
         end do
       end do
     end do
+    t0 = MPI_WTIME()
     call MPI_ALLTOALLV(sbuf, fwd_scount, fwd_sdispl, MPI_DOUBLE_COMPLEX, rbuf, fwd_rcount, &
                        fwd_rdispl, MPI_DOUBLE_COMPLEX, MPI_COMM_WORLD, ierr)
+    t_trans = t_trans + (MPI_WTIME() - t0)
     kk = 0
     do q = 0, nprocs - 1
       do ii = 1, nrows(q)
@@ -267,8 +278,11 @@ contains
   subroutine transpose_bwd(fld)
     integer, intent(in) :: fld
     integer :: q, ii, cc, kk
+    real(dp) :: t0
+    t0 = MPI_WTIME()
     call MPI_ALLTOALLV(held(:, fld), fwd_rcount, fwd_rdispl, MPI_DOUBLE_COMPLEX, sbuf, &
                        fwd_scount, fwd_sdispl, MPI_DOUBLE_COMPLEX, MPI_COMM_WORLD, ierr)
+    t_trans = t_trans + (MPI_WTIME() - t0)
     kk = 0
     do q = 0, nprocs - 1
       do ii = 1, nrows(rank)
