@@ -52,9 +52,9 @@ namespace {
 // until it has spent enough in them for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
-// The collectives of a first learning: duplicate, id, node layout (three), the matrix (two), the
-// predictions and the set-up flags (three).
-constexpr double kLearnCollectives = 10;
+// The collectives of a first learning: duplicate, its check with the id, node layout (two), the
+// matrix (two), the predictions and the set-up flags.
+constexpr double kLearnCollectives = 8;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
 constexpr std::uint64_t kMaxBudgetGap = 4096;
@@ -741,9 +741,15 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   if (cs.dup != MPI_COMM_NULL) return true;
   if (cs.native_only) return false;
   Global& s = g();
-  int ok = PMPI_Comm_dup(comm, &cs.dup) == MPI_SUCCESS ? 1 : 0, all_ok = 0;
+  const bool ok = PMPI_Comm_dup(comm, &cs.dup) == MPI_SUCCESS;
   if (!ok) cs.dup = MPI_COMM_NULL;
-  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
+  // One MAX-reduction on the application's communicator: whether any rank failed, and the id
+  // every member agrees on (its rank 0's world rank and serial; the others send -1).
+  const std::int64_t serial = s.comms_seen.fetch_add(1) + 1;
+  std::int64_t in[3] = {ok ? 0 : 1, cs.rank == 0 ? s.world_rank : -1, cs.rank == 0 ? serial : -1};
+  std::int64_t out[3] = {1, -1, -1};
+  const bool all_ok =
+      PMPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MAX, comm) == MPI_SUCCESS && out[0] == 0;
   if (!all_ok) {
     if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
     cs.dup = MPI_COMM_NULL;
@@ -754,10 +760,8 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   // The library's own calls return their errors; a failure becomes a vote, and an error the
   // application must see is raised on its communicator (alltoallv), never ours.
   PMPI_Comm_set_errhandler(cs.dup, MPI_ERRORS_RETURN);
-  std::int64_t id[2] = {s.world_rank, s.comms_seen.fetch_add(1) + 1};
-  PMPI_Bcast(id, 2, MPI_INT64_T, 0, cs.dup);
-  cs.comm_root = id[0];
-  cs.comm_serial = id[1];
+  cs.comm_root = out[1];
+  cs.comm_serial = out[2];
   detect_nodes(cs, s.cfg.fake_nodes);
   detect_clusters(cs, s.machine);
   return true;
@@ -1196,11 +1200,22 @@ std::vector<int> node_of_ranks(MPI_Comm comm, int rank, int size, int fake) {
           static_cast<int>(static_cast<long long>(r) * std::min(fake, size) / size);
     return node_of;
   }
+  // A node's leader is its lowest rank: the split's key orders the node's communicator by
+  // rank, so its rank 0, translated (locally, no message), is the leader.
   MPI_Comm node = MPI_COMM_NULL;
   int leader = rank;
   if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
       MPI_SUCCESS) {
-    PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+    const int first = 0;
+    int translated = MPI_UNDEFINED;
+    if (PMPI_Comm_group(node, &node_group) == MPI_SUCCESS &&
+        PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
+        PMPI_Group_translate_ranks(node_group, 1, &first, group, &translated) == MPI_SUCCESS &&
+        translated != MPI_UNDEFINED)
+      leader = translated;
+    if (node_group != MPI_GROUP_NULL) PMPI_Group_free(&node_group);
+    if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
     PMPI_Comm_free(&node);
   }
   std::vector<int> leaders(static_cast<std::size_t>(size));
@@ -1525,17 +1540,22 @@ learn::Action learn_here(CommState& cs, bool can_run, bool in_place, Side& send,
       p = nullptr;
     }
   }
-  // Every rank planned the same candidates, so the flags line up; a rank that failed sends
-  // zeros of the agreed length (the size is agreed first, as ranks may differ in failure).
-  int count = p ? static_cast<int>(ok.size()) : 0, min_count = 0, max_count = 0;
-  PMPI_Allreduce(&count, &min_count, 1, MPI_INT, MPI_MIN, cs.dup);
-  PMPI_Allreduce(&count, &max_count, 1, MPI_INT, MPI_MAX, cs.dup);
+  // Every rank planned the same candidates, so the flags line up. One MIN-reduction of the
+  // flags' count, its negation and the flags, padded to a length every rank knows (at most one
+  // candidate per pool entry and native, then two flags); a rank that failed sends zeros.
+  const std::size_t most = s.pool.size() + 3;
+  int count = p && ok.size() <= most ? static_cast<int>(ok.size()) : 0;
+  std::vector<int> flags(most + 2, 0), all(flags.size(), 0);
+  flags[0] = count;
+  flags[1] = -count;
+  std::copy_n(ok.begin(), count, flags.begin() + 2);
+  if (PMPI_Allreduce(flags.data(), all.data(), static_cast<int>(flags.size()), MPI_INT, MPI_MIN,
+                     cs.dup) != MPI_SUCCESS)
+    all.assign(flags.size(), 0);
+  const int min_count = all[0], max_count = -all[1];
   bool all_ok = min_count > 0 && min_count == max_count;
-  std::vector<int> all(static_cast<std::size_t>(max_count), 0);
-  if (max_count > 0) {
-    ok.resize(static_cast<std::size_t>(max_count), 0);
-    PMPI_Allreduce(ok.data(), all.data(), max_count, MPI_INT, MPI_MIN, cs.dup);
-  }
+  all.erase(all.begin(), all.begin() + 2);
+  all.resize(static_cast<std::size_t>(std::max(max_count, 2)), 0);
   all_ok = all_ok && all[all.size() - 2] == 1;
   const bool run_now = all_ok && all.back() == 1;
   if (!run_now) ++s.fallbacks;
