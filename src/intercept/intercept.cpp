@@ -52,11 +52,9 @@ namespace {
 // until it has spent enough in them for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
-// A first learning's cost in agreements: its eight collectives (duplicate, its check with the
-// id, node layout (two), the matrix (two), the predictions and the set-up flags) where the
-// duplicate and the node split are several rounds each, and the ranks' planning between them.
-// Measured on the emulated cluster (16 ranks, TCP): 23-27 ms against 0.9 ms per agreement.
-constexpr double kLearnCollectives = 24;
+// The collectives of a first learning: duplicate, its check with the id, node layout (two), the
+// matrix (two), the predictions and the set-up flags.
+constexpr double kLearnCollectives = 8;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
 constexpr std::uint64_t kMaxBudgetGap = 4096;
@@ -1039,9 +1037,6 @@ bool unbudgeted() { return g().cfg.trial_budget >= 1; }
 // of 1 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial() || unbudgeted()) return true;
-  // An agreement's cost is agreed from the one before it: until then the guess has nothing to
-  // scale, and the first probe that finds a pattern waits for the next.
-  if (cs.learn_cost_s <= 0 && cs.agree_cost_s <= 0) return false;
   return cs.time_agreed_s * budget_share(cs) >= learn_cost(cs);
 }
 
