@@ -130,18 +130,42 @@ const Neighbours* neighbours(MPI_Comm comm) {
   return nb;
 }
 
+namespace {
+
+// What a neighbourhood call hands the shared steps: its topology and the four per-rank arrays
+// (send counts, send displacements, receive counts, receive displacements), sized to the
+// communicator. False where the call runs as MPI's own at once: the library off, no topology
+// (MPI rejects the call on every rank alike), or MPI_IN_PLACE, which is not allowed here either.
+struct OverRanks {
+  const Neighbours* nb = nullptr;
+  std::vector<int> (*v)[4] = nullptr;  // the calling thread's
+
+  bool start(const Exchange& x) {
+    int n = 0;
+    if (pass_through() || x.comm == MPI_COMM_NULL || x.sendbuf == MPI_IN_PLACE ||
+        PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !(nb = neighbours(x.comm)))
+      return false;
+    thread_local std::vector<int> arrays[4];
+    for (std::vector<int>& a : arrays) a.resize(static_cast<std::size_t>(n));
+    v = &arrays;
+    return true;
+  }
+  // A call with no description: the counts stay zero, they only name the pattern.
+  void zero() const {
+    for (std::vector<int>& a : *v) std::fill(a.begin(), a.end(), 0);
+  }
+  int run(const Exchange& x) const { return exchange(x, *v); }
+};
+
+}  // namespace
+
 int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcount,
              const int* recvcounts, const int* rdispls, int recvcount, bool fits) {
   const bool vector_form = x.family == Family::neighbor_alltoallv;
-  int n = 0;
-  const Neighbours* nb = nullptr;
-  // Without a topology MPI rejects the call on every rank alike; MPI_IN_PLACE is not allowed
-  // here either.
-  if (pass_through() || x.comm == MPI_COMM_NULL || x.sendbuf == MPI_IN_PLACE ||
-      PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !(nb = neighbours(x.comm)))
-    return x.native(x);
-  thread_local std::vector<int> v[4];
-  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
+  OverRanks to;
+  if (!to.start(x)) return x.native(x);
+  const Neighbours* nb = to.nb;
+  std::vector<int>(&v)[4] = *to.v;
   // The regular form's blocks lie one after another: the last one's displacement must fit too.
   const auto degree =
       static_cast<long long>(std::max(nb->sources.size(), nb->destinations.size()));
@@ -155,23 +179,21 @@ int neighbor(Exchange x, const int* sendcounts, const int* sdispls, int sendcoun
     spread(nb->destinations, sendcounts, sdispls, sendcount, v[0], v[1]);
     spread(nb->sources, recvcounts, rdispls, recvcount, v[2], v[3]);
   } else {
-    x.describable = false;  // the counts stay zero: they only name the pattern
-    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
+    x.describable = false;
+    to.zero();
   }
-  return exchange(x, v);
+  return to.run(x);
 }
 
 int neighbor_typed(Exchange x, const int* sendcounts, const MPI_Aint* sdispls,
                    const MPI_Datatype* sendtypes, const int* recvcounts, const MPI_Aint* rdispls,
                    const MPI_Datatype* recvtypes, bool fits) {
-  int n = 0;
-  const Neighbours* nb = nullptr;
-  if (pass_through() || x.comm == MPI_COMM_NULL || x.sendbuf == MPI_IN_PLACE ||
-      PMPI_Comm_size(x.comm, &n) != MPI_SUCCESS || !(nb = neighbours(x.comm)))
-    return x.native(x);
+  OverRanks to;
+  if (!to.start(x)) return x.native(x);
+  const Neighbours* nb = to.nb;
+  std::vector<int>(&v)[4] = *to.v;
   // Per neighbour (the topology's order), then spread over the communicator's ranks.
-  thread_local std::vector<int> v[4], per[4];
-  for (std::vector<int>& a : v) a.resize(static_cast<std::size_t>(n));
+  thread_local std::vector<int> per[4];
   const auto out = static_cast<int>(nb->destinations.size());
   const auto in = static_cast<int>(nb->sources.size());
   per[0].resize(nb->destinations.size());
@@ -189,13 +211,13 @@ int neighbor_typed(Exchange x, const int* sendcounts, const MPI_Aint* sdispls,
     spread(nb->destinations, per[0].data(), per[1].data(), 0, v[0], v[1]);
     spread(nb->sources, per[2].data(), per[3].data(), 0, v[2], v[3]);
   } else {
-    st = rt = MPI_BYTE;  // the counts stay zero: they only name the pattern
-    for (std::vector<int>& a : v) std::fill(a.begin(), a.end(), 0);
+    st = rt = MPI_BYTE;
+    to.zero();
   }
   x.sendtype = st;
   x.recvtype = rt;
   x.describable = describable;
-  return exchange(x, v);
+  return to.run(x);
 }
 
 int neighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
