@@ -17,18 +17,19 @@ namespace commsched::wrappers {
 
 // The MPI library's own entry point `name` (dlsym(RTLD_NEXT)), or nullptr. Each name is looked
 // up once: dlsym searches every loaded library, which a call forwarded on every use must not
-// pay. A name not found is looked up again the next time (a library may be loaded later).
+// pay. A name not found is looked up again the next time (a library may be loaded later). The
+// cache is never destroyed: a Fortran call from another library's exit handler still finds it.
 inline void* next_entry(const char* name) {
-  static std::mutex mu;
-  static std::unordered_map<std::string_view, void*> found;
+  static auto* mu = new std::mutex;
+  static auto* found = new std::unordered_map<std::string_view, void*>;
   {
-    std::lock_guard lock(mu);
-    if (auto it = found.find(name); it != found.end()) return it->second;
+    std::lock_guard lock(*mu);
+    if (auto it = found->find(name); it != found->end()) return it->second;
   }
   void* fn = dlsym(RTLD_NEXT, name);
   if (fn) {
-    std::lock_guard lock(mu);
-    found.emplace(name, fn);
+    std::lock_guard lock(*mu);
+    found->emplace(name, fn);
   }
   return fn;
 }
