@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "intercept/intercept.hpp"
 #include "intercept/nonblocking.hpp"
@@ -124,12 +125,16 @@ void f_mpi_comm_disconnect(const char* pmpi, MPI_Fint* comm, MPI_Fint* ierr) {
 }
 
 // MPI_Fint arrays as int arrays (MPI_Fint is int on the supported builds; copied anyway so any
-// Fortran INTEGER kind works).
-std::vector<int> ints(const MPI_Fint* a, int n) {
-  return a ? std::vector<int>(a, a + n) : std::vector<int>(static_cast<std::size_t>(n));
+// Fortran INTEGER kind works), on the stack up to kInlinePeers entries: a job of short calls
+// must not pay four allocations per call.
+constexpr std::size_t kInlinePeers = 32;
+using Ints = boost::container::small_vector<int, kInlinePeers>;
+using Types = boost::container::small_vector<MPI_Datatype, kInlinePeers>;
+Ints ints(const MPI_Fint* a, int n) {
+  return a ? Ints(a, a + n) : Ints(static_cast<std::size_t>(n), 0);
 }
-std::vector<MPI_Datatype> types(const MPI_Fint* a, int n) {
-  std::vector<MPI_Datatype> t(static_cast<std::size_t>(n), MPI_DATATYPE_NULL);
+Types types(const MPI_Fint* a, int n) {
+  Types t(static_cast<std::size_t>(n), MPI_DATATYPE_NULL);
   for (int j = 0; a && j < n; ++j) t[static_cast<std::size_t>(j)] = MPI_Type_f2c(a[j]);
   return t;
 }
@@ -151,8 +156,8 @@ void f_mpi_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint*
                      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   const int size = peers(c);
-  const std::vector<int> sc = ints(sendcounts, size), sd = ints(sdispls, size);
-  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  const Ints sc = ints(sendcounts, size), sd = ints(sdispls, size);
+  const Ints rcv = ints(recvcounts, size), rd = ints(rdispls, size);
   const void* sb = fortran_buffer(sendbuf);
   set_ierr(ierr, ci::alltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
                                const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(), rd.data(),
@@ -175,9 +180,9 @@ void f_mpi_alltoallw(const char*, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint*
   const void* sb = fortran_buffer(sendbuf);
   // In place, the send arguments are ignored (and may be anything).
   const int ns = sb == MPI_IN_PLACE ? 0 : size;
-  const std::vector<int> sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
-  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
-  const std::vector<MPI_Datatype> st = types(sendtypes, ns), rt = types(recvtypes, size);
+  const Ints sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
+  const Ints rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  const Types st = types(sendtypes, ns), rt = types(recvtypes, size);
   set_ierr(ierr, ci::alltoallw(sb, sb == MPI_IN_PLACE ? nullptr : sc.data(),
                                sb == MPI_IN_PLACE ? nullptr : sd.data(),
                                sb == MPI_IN_PLACE ? nullptr : st.data(),
@@ -192,8 +197,8 @@ void f_mpi_neighbor_alltoallv(const char*, void* sendbuf, MPI_Fint* sendcounts, 
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   int sources = 0, destinations = 0;
   ci::neighbor_degrees(c, &sources, &destinations);  // none: MPI rejects the call
-  const std::vector<int> sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
-  const std::vector<int> rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
+  const Ints sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
+  const Ints rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
   set_ierr(ierr, ci::neighbor_alltoallv(fortran_buffer(sendbuf), sc.data(), sd.data(),
                                         MPI_Type_f2c(*sendtype),
                                         const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
@@ -217,9 +222,9 @@ void f_mpi_neighbor_alltoallw(const char*, void* sendbuf, MPI_Fint* sendcounts, 
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   int sources = 0, destinations = 0;
   ci::neighbor_degrees(c, &sources, &destinations);  // none: MPI rejects the call
-  const std::vector<int> sc = ints(sendcounts, destinations), rcv = ints(recvcounts, sources);
-  const std::vector<MPI_Datatype> st = types(sendtypes, destinations);
-  const std::vector<MPI_Datatype> rt = types(recvtypes, sources);
+  const Ints sc = ints(sendcounts, destinations), rcv = ints(recvcounts, sources);
+  const Types st = types(sendtypes, destinations);
+  const Types rt = types(recvtypes, sources);
   set_ierr(ierr, ci::neighbor_alltoallw(fortran_buffer(sendbuf), sc.data(), sdispls, st.data(),
                                         const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
                                         rdispls, rt.data(), c));
@@ -245,8 +250,8 @@ void f_mpi_ialltoallv(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, MPI
     return set_ierr(ierr, MPI_ERR_INTERN);
   }
   const int size = peers(c);
-  const std::vector<int> sc = ints(sendcounts, size), sd = ints(sdispls, size);
-  const std::vector<int> rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  const Ints sc = ints(sendcounts, size), sd = ints(sdispls, size);
+  const Ints rcv = ints(recvcounts, size), rd = ints(rdispls, size);
   MPI_Request r = MPI_REQUEST_NULL;
   set_ierr(ierr, ci::ialltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
                                 const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
@@ -285,8 +290,8 @@ void f_mpi_ineighbor_alltoallv(const char* pmpi, void* sendbuf, MPI_Fint* sendco
                 comm, request, ierr);
     return set_ierr(ierr, MPI_ERR_INTERN);
   }
-  const std::vector<int> sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
-  const std::vector<int> rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
+  const Ints sc = ints(sendcounts, destinations), sd = ints(sdispls, destinations);
+  const Ints rcv = ints(recvcounts, sources), rd = ints(rdispls, sources);
   MPI_Request r = MPI_REQUEST_NULL;
   set_ierr(ierr, ci::ineighbor_alltoallv(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
                                          const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
@@ -335,8 +340,8 @@ void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sen
                               : ci::nb_takes(c, sb);
   if (takes && !neighbor) ns = nr = peers(c);
   if (takes) {
-    const std::vector<int> sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
-    const std::vector<int> rc = ints(recvcounts, nr), rd = ints(rdispls, nr);
+    const Ints sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
+    const Ints rc = ints(recvcounts, nr), rd = ints(rdispls, nr);
     const auto bind = neighbor ? ci::bind_neighbor_alltoallv_init : ci::bind_alltoallv_init;
     MPI_Request r = MPI_REQUEST_NULL;
     if (bind(sb, sc.data(), sd.data(), MPI_Type_f2c(*sendtype),
