@@ -7,7 +7,6 @@
 
 #include <cstddef>  // std::size_t: a Fortran string's length
 #include <mutex>
-#include <string_view>
 #include <unordered_map>
 
 #include "intercept/nonblocking.hpp"
@@ -17,11 +16,12 @@ namespace commsched::wrappers {
 
 // The MPI library's own entry point `name` (dlsym(RTLD_NEXT)), or nullptr. Each name is looked
 // up once: dlsym searches every loaded library, which a call forwarded on every use must not
-// pay. A name not found is looked up again the next time (a library may be loaded later). The
+// pay. Keyed by the name's address (the callers pass string literals): no string is hashed per
+// call. A name not found is looked up again the next time (a library may be loaded later). The
 // cache is never destroyed: a Fortran call from another library's exit handler still finds it.
 inline void* next_entry(const char* name) {
   static auto* mu = new std::mutex;
-  static auto* found = new std::unordered_map<std::string_view, void*>;
+  static auto* found = new std::unordered_map<const char*, void*>;
   {
     std::lock_guard lock(*mu);
     if (auto it = found->find(name); it != found->end()) return it->second;
