@@ -161,7 +161,46 @@ COMMSCHED_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                                 req);
 }
 
+COMMSCHED_EXPORT int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+                                    const int sdispls[], const MPI_Datatype sendtypes[],
+                                    void* recvbuf, const int recvcounts[], const int rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                    MPI_Request* req) {
+  return ci::ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                        recvtypes, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void* recvbuf,
+                                             const int recvcounts[], const MPI_Aint rdispls[],
+                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                             MPI_Request* req) {
+  return ci::ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, req);
+}
+
 #if MPI_VERSION >= 4  // their large-count forms
+COMMSCHED_EXPORT int MPI_Ialltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void* recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request* req) {
+  return ci::ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, req);
+}
+
+COMMSCHED_EXPORT int MPI_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                               const MPI_Aint sdispls[],
+                                               const MPI_Datatype sendtypes[], void* recvbuf,
+                                               const MPI_Count recvcounts[],
+                                               const MPI_Aint rdispls[],
+                                               const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                               MPI_Request* req) {
+  return ci::ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes, comm, req);
+}
+
 COMMSCHED_EXPORT int MPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                       const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                       void* recvbuf, const MPI_Count recvcounts[],

@@ -317,6 +317,56 @@ void f_mpi_ineighbor_alltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcou
   *request = MPI_Request_c2f(r);
 }
 
+// The w forms: every block its own datatype; MPI_INEIGHBOR_ALLTOALLW's displacements are
+// INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint already.
+using IalltoallwFn = IalltoallvFn;
+using IneighborAlltoallwFn = void (*)(void*, MPI_Fint*, MPI_Aint*, MPI_Fint*, void*, MPI_Fint*,
+                                      MPI_Aint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+
+void f_mpi_ialltoallw(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                      MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
+                      MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  if (!ci::nb_takes(c, sb)) {
+    if (auto fn = next_symbol<IalltoallwFn>(pmpi))
+      return fn(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  const int size = peers(c);
+  const Ints sc = ints(sendcounts, size), sd = ints(sdispls, size);
+  const Ints rcv = ints(recvcounts, size), rd = ints(rdispls, size);
+  const Types st = types(sendtypes, size), rt = types(recvtypes, size);
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ialltoallw(sb, sc.data(), sd.data(), st.data(),
+                                const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                rd.data(), rt.data(), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
+void f_mpi_ineighbor_alltoallw(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
+                               MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf,
+                               MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes,
+                               MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  int sources = 0, destinations = 0;
+  if (!ci::nb_takes_neighbor(c, sb) || !ci::neighbor_degrees(c, &sources, &destinations)) {
+    if (auto fn = next_symbol<IneighborAlltoallwFn>(pmpi))
+      return fn(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                comm, request, ierr);
+    return set_ierr(ierr, MPI_ERR_INTERN);
+  }
+  const Ints sc = ints(sendcounts, destinations), rcv = ints(recvcounts, sources);
+  const Types st = types(sendtypes, destinations), rt = types(recvtypes, sources);
+  MPI_Request r = MPI_REQUEST_NULL;
+  set_ierr(ierr, ci::ineighbor_alltoallw(sb, sc.data(), sdispls, st.data(),
+                                         const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
+                                         rdispls, rt.data(), c, &r));
+  *request = MPI_Request_c2f(r);
+}
+
 #ifdef COMMSCHED_PCOLLREQ
 // The persistent forms of Open MPI's pcollreq extension (MPIX_ALLTOALLV_INIT and the like):
 // bound by the engine with converted arguments (the binding keeps copies); every other call goes
@@ -482,6 +532,20 @@ COMMSCHED_F_EXPORT void MPI_INEIGHBOR_ALLTOALL(void* sb, MPI_Fint* sc, MPI_Fint*
                                                MPI_Fint* rc, MPI_Fint* rt, MPI_Fint* comm,
                                                MPI_Fint* req, MPI_Fint* ierr) {
   f_mpi_ineighbor_alltoall("pmpi_ineighbor_alltoall_", sb, sc, st, rb, rc, rt, comm, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_IALLTOALLW(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st, void* rb,
+                                       MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt, MPI_Fint* comm,
+                                       MPI_Fint* req, MPI_Fint* ierr) {
+  f_mpi_ialltoallw("pmpi_ialltoallw_", sb, sc, sd, st, rb, rc, rd, rt, comm, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPI_INEIGHBOR_ALLTOALLW(void* sb, MPI_Fint* sc, MPI_Aint* sd, MPI_Fint* st,
+                                                void* rb, MPI_Fint* rc, MPI_Aint* rd,
+                                                MPI_Fint* rt, MPI_Fint* comm, MPI_Fint* req,
+                                                MPI_Fint* ierr) {
+  f_mpi_ineighbor_alltoallw("pmpi_ineighbor_alltoallw_", sb, sc, sd, st, rb, rc, rd, rt, comm,
+                            req, ierr);
 }
 
 #ifdef COMMSCHED_PCOLLREQ

@@ -59,7 +59,19 @@
   X(MPI_Ineighbor_alltoall, mpi_ineighbor_alltoall,                                            \
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr),                   \
-    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr))        \
+  X(MPI_Ialltoallw, mpi_ialltoallw,                                                            \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,             \
+     MPI_Fint* request, MPI_Fint* ierr),                                                       \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,    \
+     request, ierr))                                                                           \
+  X(MPI_Ineighbor_alltoallw, mpi_ineighbor_alltoallw,                                          \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,             \
+     MPI_Fint* request, MPI_Fint* ierr),                                                       \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,    \
+     request, ierr))
 
 // Open MPI's persistent all-to-alls (its pcollreq extension, MPIX_<name>_init; where the MPI is
 // MPI-4, as MPICH 4, its Fortran reaches the C entry points): fortran_wrappers.cpp, when the

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/log.hpp"
@@ -98,7 +100,17 @@ int irecv(void* buf, Count count, MPI_Datatype type, int peer, int tag, MPI_Comm
 struct HeldSend {
   const char* buf;
   Count count;
+  MPI_Datatype type;
   int peer;
+};
+
+// Peer j's block on one side of a call: its address, element count and datatype, and the
+// type's size (-1 where MPI cannot say: the call then passes to MPI).
+struct Block {
+  const char* at = nullptr;
+  Count count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int type_size = 0;
 };
 
 struct Exchange {
@@ -106,8 +118,7 @@ struct Exchange {
   int tag = 0;
   int window = 0;
   MPI_Request greq = MPI_REQUEST_NULL;
-  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
-  bool owns_sendtype = false;  // the library's duplicate, for the held sends
+  std::vector<MPI_Datatype> owned;  // the library's duplicates, for the held sends
   std::vector<HeldSend> held;  // in release order
   std::size_t next = 0;        // held[next] is the next to post
   std::vector<MPI_Request> sends, recvs;
@@ -154,12 +165,35 @@ void note(int rc, Exchange& x) {
 void post_send(Exchange& x) {
   const HeldSend& h = x.held[x.next++];
   MPI_Request r = MPI_REQUEST_NULL;
-  note(isend(h.buf, h.count, x.sendtype, h.peer, x.tag, x.channel->dup, &r), x);
+  note(isend(h.buf, h.count, h.type, h.peer, x.tag, x.channel->dup, &r), x);
   x.sends.push_back(r);
-  if (x.next == x.held.size() && x.owns_sendtype) {
-    PMPI_Type_free(&x.sendtype);  // MPI keeps it for the sends posted with it
-    x.owns_sendtype = false;
+  if (x.next == x.held.size()) {
+    for (MPI_Datatype& t : x.owned) PMPI_Type_free(&t);  // MPI keeps them for the posted sends
+    x.owned.clear();
   }
+}
+
+// Held sends keep their own types: the application may free its handles once the call returns.
+// A type is duplicated once however many sends hold it; false when MPI cannot (nothing held).
+bool own_held_types(Exchange& x) {
+  std::vector<std::pair<MPI_Datatype, MPI_Datatype>> dups;  // the application's, the library's
+  auto dup_of = [&dups](MPI_Datatype t) {
+    auto it = std::find_if(dups.begin(), dups.end(), [t](const auto& d) { return d.first == t; });
+    return it == dups.end() ? MPI_DATATYPE_NULL : it->second;
+  };
+  const auto held = x.held.begin() + x.window;
+  for (auto h = held; h != x.held.end(); ++h) {
+    if (dup_of(h->type) != MPI_DATATYPE_NULL) continue;
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    if (PMPI_Type_dup(h->type, &dup) != MPI_SUCCESS) {
+      for (auto& d : dups) PMPI_Type_free(&d.second);
+      return false;
+    }
+    dups.emplace_back(h->type, dup);
+  }
+  for (auto h = held; h != x.held.end(); ++h) h->type = dup_of(h->type);
+  for (const auto& d : dups) x.owned.push_back(d.second);
+  return true;
 }
 
 void post_all_sends(Exchange& x) {
@@ -272,21 +306,31 @@ Arm fixed_mode() {
 }
 
 // What a call moves, for a COMMSCHED_WISDOM key: its kind, then per side the number of peers
-// and the bytes to or from each, in the call's own order.
+// and the bytes to or from each (`bytes(j)`), in the call's own order.
+template <typename SendBytes, typename RecvBytes>
+std::uint64_t shape_of_bytes(int kind, int sends, SendBytes send_bytes, int recvs,
+                             RecvBytes recv_bytes) {
+  std::vector<std::uint64_t> v{static_cast<std::uint64_t>(kind)};
+  auto side = [&v](int peers, auto bytes) {
+    v.push_back(static_cast<std::uint64_t>(peers));
+    for (int j = 0; j < peers; ++j) v.push_back(static_cast<std::uint64_t>(bytes(j)));
+  };
+  side(sends, send_bytes);
+  side(recvs, recv_bytes);
+  return learn::text_hash({reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0])});
+}
+
+// The same for a call with one datatype per side, `count(j)` elements of it per peer.
 template <typename SendCount, typename RecvCount>
 std::uint64_t shape_of(int kind, int sends, SendCount send_count, MPI_Datatype sendtype,
                        int recvs, RecvCount recv_count, MPI_Datatype recvtype) {
-  std::vector<std::uint64_t> v{static_cast<std::uint64_t>(kind)};
-  auto side = [&v](int peers, auto count, MPI_Datatype type) {
+  auto bytes = [](auto count, MPI_Datatype type) {
     int size = 0;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS) size = -1;
-    v.push_back(static_cast<std::uint64_t>(peers));
-    for (int j = 0; j < peers; ++j)
-      v.push_back(static_cast<std::uint64_t>(static_cast<long long>(count(j)) * size));
+    return [count, size](int j) { return static_cast<long long>(count(j)) * size; };
   };
-  side(sends, send_count, sendtype);
-  side(recvs, recv_count, recvtype);
-  return learn::text_hash({reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0])});
+  return shape_of_bytes(kind, sends, bytes(send_count, sendtype), recvs,
+                        bytes(recv_count, recvtype));
 }
 
 // The mode of this call on `c`, alike on every rank: the setting, or under auto the trial's
@@ -312,7 +356,7 @@ Arm call_mode(Channel& c, Shape&& shape) {
   return learn::EngineTrial::arm(i).value_or(learn::EngineTrial::native);
 }
 
-// One side of the call: where peer j's block starts, its count, and the type's facts.
+// One side of a call with one datatype: where its blocks start, and the type's facts.
 struct Side {
   const char* base;
   MPI_Aint extent;
@@ -328,50 +372,39 @@ bool describe(const void* buf, MPI_Datatype type, Side& s) {
   return true;
 }
 
-// Starts the exchange; counts and displacements come from `count(j)` and `displ(j)` per side.
+// Starts the exchange on the channel's `n` ranks; peer j's blocks are `send(j)` and `recv(j)`.
 // Returns false when MPI would not let the library hold the call (the caller passes it to MPI).
-template <typename SendCount, typename SendDispl, typename RecvCount, typename RecvDispl>
-bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
-           SendCount scount, SendDispl sdispl, void* recvbuf, MPI_Datatype recvtype,
-           RecvCount rcount, RecvDispl rdispl, Arm mode, MPI_Request* req,
-           const Bound* bound = nullptr) {
+template <typename SendBlock, typename RecvBlock>
+bool start_blocks(const std::shared_ptr<Channel>& ch, int n, SendBlock send, RecvBlock recv,
+                  Arm mode, MPI_Request* req, const Bound* bound) {
   Engine& e = engine();
-  int n = 0, me = 0;
-  Side s{}, r{};
-  if (PMPI_Comm_size(ch->dup, &n) != MPI_SUCCESS || PMPI_Comm_rank(ch->dup, &me) != MPI_SUCCESS ||
-      !describe(sendbuf, sendtype, s) || !describe(recvbuf, recvtype, r))
-    return false;
-  for (int j = 0; j < n; ++j)
-    if (scount(j) < 0 || rcount(j) < 0) return false;
+  int me = 0;
+  if (PMPI_Comm_rank(ch->dup, &me) != MPI_SUCCESS) return false;
   auto x = std::make_unique<Exchange>();
+  std::vector<Block> recvs(static_cast<std::size_t>(n));
+  // Receives in the order the senders' shift reaches this rank, sends in the shift's order;
+  // empty blocks move nothing.
+  for (int k = 0; k < n; ++k) {
+    const Block r = recv((me - k + n) % n), s = send((me + k) % n);
+    if (r.count < 0 || s.count < 0 || r.type_size < 0 || s.type_size < 0) return false;
+    recvs[static_cast<std::size_t>(k)] = r;
+    if (static_cast<long long>(s.count) * s.type_size != 0)
+      x->held.push_back({s.at, s.count, s.type, (me + k) % n});
+  }
   x->channel = ch;
   x->tag = static_cast<int>(ch->calls++ % 32767u);  // every MPI allows tags up to 32767
   const bool hold = mode == learn::EngineTrial::shift && !paused();
   x->window = hold ? e.window : n;
-  x->sendtype = sendtype;
-  // Receives in the order the senders' shift reaches this rank; empty blocks move nothing.
   for (int k = 0; k < n; ++k) {
-    const int from = (me - k + n) % n;
-    if (static_cast<long long>(rcount(from)) * r.type_size == 0) continue;
+    const Block& r = recvs[static_cast<std::size_t>(k)];
+    if (static_cast<long long>(r.count) * r.type_size == 0) continue;
     MPI_Request q = MPI_REQUEST_NULL;
-    note(irecv(const_cast<char*>(r.base) + static_cast<MPI_Aint>(rdispl(from)) * r.extent,
-               static_cast<Count>(rcount(from)), recvtype, from, x->tag, ch->dup, &q),
+    note(irecv(const_cast<char*>(r.at), r.count, r.type, (me - k + n) % n, x->tag, ch->dup, &q),
          *x);
     x->recvs.push_back(q);
   }
-  for (int k = 0; k < n; ++k) {
-    const int to = (me + k) % n;
-    if (static_cast<long long>(scount(to)) * s.type_size == 0) continue;
-    x->held.push_back({s.base + static_cast<MPI_Aint>(sdispl(to)) * s.extent,
-                       static_cast<Count>(scount(to)), to});
-  }
-  // Held sends keep their own type: the application may free its handle after this call.
-  if (x->held.size() > static_cast<std::size_t>(x->window)) {
-    if (PMPI_Type_dup(sendtype, &x->sendtype) == MPI_SUCCESS)
-      x->owns_sendtype = true;
-    else
-      x->window = n;  // cannot hold: post everything now
-  }
+  if (x->held.size() > static_cast<std::size_t>(x->window) && !own_held_types(*x))
+    x->window = n;  // cannot hold: post everything now
   while (x->next < x->held.size() && x->sends.size() < static_cast<std::size_t>(x->window))
     post_send(*x);
   if (bound) {
@@ -394,6 +427,31 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
   e.by_request.emplace(x->greq, x.get());
   x.release();
   return true;
+}
+
+// A call with one datatype per side: counts and displacements (in extents of the type) come
+// from `count(j)` and `displ(j)`.
+template <typename SendCount, typename SendDispl, typename RecvCount, typename RecvDispl>
+bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
+           SendCount scount, SendDispl sdispl, void* recvbuf, MPI_Datatype recvtype,
+           RecvCount rcount, RecvDispl rdispl, Arm mode, MPI_Request* req,
+           const Bound* bound = nullptr) {
+  int n = 0;
+  Side s{}, r{};
+  if (PMPI_Comm_size(ch->dup, &n) != MPI_SUCCESS || !describe(sendbuf, sendtype, s) ||
+      !describe(recvbuf, recvtype, r))
+    return false;
+  return start_blocks(
+      ch, n,
+      [&](int j) {
+        return Block{s.base + static_cast<MPI_Aint>(sdispl(j)) * s.extent,
+                     static_cast<Count>(scount(j)), sendtype, s.type_size};
+      },
+      [&](int j) {
+        return Block{r.base + static_cast<MPI_Aint>(rdispl(j)) * r.extent,
+                     static_cast<Count>(rcount(j)), recvtype, r.type_size};
+      },
+      mode, req, bound);
 }
 
 void free_channel(Channel& c) {
@@ -442,6 +500,16 @@ struct IntCall {
                               MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
     return PMPI_Ineighbor_alltoall(sb, sc, st, rb, rc, rt, m, q);
   }
+  static int wide(const void* sb, const int* sc, const int* sd, const MPI_Datatype* st, void* rb,
+                  const int* rc, const int* rd, const MPI_Datatype* rt, MPI_Comm m,
+                  MPI_Request* q) {
+    return PMPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int neighbor_wide(const void* sb, const int* sc, const MPI_Aint* sd,
+                           const MPI_Datatype* st, void* rb, const int* rc, const MPI_Aint* rd,
+                           const MPI_Datatype* rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ineighbor_alltoallw(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
 };
 #if MPI_VERSION >= 4
 struct LargeCall {
@@ -463,6 +531,15 @@ struct LargeCall {
   static int neighbor_regular(const void* sb, C sc, MPI_Datatype st, void* rb, C rc,
                               MPI_Datatype rt, MPI_Comm m, MPI_Request* q) {
     return PMPI_Ineighbor_alltoall_c(sb, sc, st, rb, rc, rt, m, q);
+  }
+  static int wide(const void* sb, const C* sc, const D* sd, const MPI_Datatype* st, void* rb,
+                  const C* rc, const D* rd, const MPI_Datatype* rt, MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ialltoallw_c(sb, sc, sd, st, rb, rc, rd, rt, m, q);
+  }
+  static int neighbor_wide(const void* sb, const C* sc, const D* sd, const MPI_Datatype* st,
+                           void* rb, const C* rc, const D* rd, const MPI_Datatype* rt,
+                           MPI_Comm m, MPI_Request* q) {
+    return PMPI_Ineighbor_alltoallw_c(sb, sc, sd, st, rb, rc, rd, rt, m, q);
   }
 };
 #endif
@@ -551,6 +628,95 @@ int iregular(const void* sendbuf, typename Call::C sendcount, MPI_Datatype sendt
   }
   ++engine().passed;
   return Call::regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+}
+
+// The w forms (MPI_Ialltoallw, MPI_Ineighbor_alltoallw): every block its own datatype, its
+// displacement in bytes. `nb`: the neighbourhood form's lists (block i goes to the i-th
+// destination and comes from the i-th source), nullptr for MPI_Ialltoallw (block j is rank j's).
+// Returns whether the engine started the call; when not, the caller passes it to MPI.
+template <typename C, typename D>
+bool start_wide(const std::shared_ptr<Channel>& ch, const Neighbours* nb, int n,
+                const void* sendbuf, const C* sendcounts, const D* sdispls,
+                const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts,
+                const D* rdispls, const MPI_Datatype* recvtypes, MPI_Request* req) {
+  if (!ch || !req || sendbuf == MPI_IN_PLACE || !sendcounts || !sdispls || !sendtypes ||
+      !recvcounts || !rdispls || !recvtypes || n <= 0)
+    return false;
+  // Rank j's place in the call's arrays on each side; -1: no block.
+  std::vector<int> to(static_cast<std::size_t>(n)), from(to.size());
+  if (nb) {
+    std::fill(to.begin(), to.end(), -1);
+    std::fill(from.begin(), from.end(), -1);
+    auto place = [](const std::vector<int>& ranks, std::vector<int>& at) {
+      for (std::size_t i = 0; i < ranks.size(); ++i)
+        if (ranks[i] != MPI_PROC_NULL) at[static_cast<std::size_t>(ranks[i])] = static_cast<int>(i);
+    };
+    place(nb->destinations, to);
+    place(nb->sources, from);
+  } else {
+    std::iota(to.begin(), to.end(), 0);
+    std::iota(from.begin(), from.end(), 0);
+  }
+  auto block = [](const void* buf, const C* counts, const D* displs, const MPI_Datatype* types,
+                  int i) {
+    Block b;
+    if (i < 0 || counts[i] == 0) return b;
+    b.at = static_cast<const char*>(buf) + displs[i];
+    b.count = static_cast<Count>(counts[i]);
+    b.type = types[i];
+    if (b.type == MPI_DATATYPE_NULL || PMPI_Type_size(b.type, &b.type_size) != MPI_SUCCESS)
+      b.type_size = -1;
+    return b;
+  };
+  auto send = [&](int j) {
+    return block(sendbuf, sendcounts, sdispls, sendtypes, to[static_cast<std::size_t>(j)]);
+  };
+  auto recv = [&](int j) {
+    return block(recvbuf, recvcounts, rdispls, recvtypes, from[static_cast<std::size_t>(j)]);
+  };
+  const Arm mode = call_mode(*ch, [&] {
+    auto bytes = [](auto side) {
+      return [side](int j) {
+        const Block b = side(j);
+        return static_cast<long long>(b.count) * b.type_size;
+      };
+    };
+    return shape_of_bytes(nb ? 5 : 4, n, bytes(send), n, bytes(recv));
+  });
+  return mode != learn::EngineTrial::native && start_blocks(ch, n, send, recv, mode, req, nullptr);
+}
+
+template <typename Call, typename D>
+int ialltoallw_of(const void* sendbuf, const typename Call::C* sendcounts, const D* sdispls,
+                  const MPI_Datatype* sendtypes, void* recvbuf,
+                  const typename Call::C* recvcounts, const D* rdispls,
+                  const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
+  int n = 0;
+  if (auto ch = channel_for(comm); ch && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
+                                   start_wide(ch, nullptr, n, sendbuf, sendcounts, sdispls,
+                                              sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                              req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return Call::wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                    recvtypes, comm, req);
+}
+
+template <typename Call, typename D>
+int ineighbor_alltoallw_of(const void* sendbuf, const typename Call::C* sendcounts,
+                           const D* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                           const typename Call::C* recvcounts, const D* rdispls,
+                           const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
+  auto ch = channel_for(comm);
+  const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
+  int n = 0;
+  if (nb && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
+      start_wide(ch, nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                 recvtypes, req))
+    return MPI_SUCCESS;
+  ++engine().passed;
+  return Call::neighbor_wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                             rdispls, recvtypes, comm, req);
 }
 
 void note_open_trial(const Channel& c) {
@@ -768,7 +934,39 @@ int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
                             nullptr, nullptr, recvcount, recvtype, comm, req);
 }
 
+int ialltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+               const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+               const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+               MPI_Request* req) {
+  return ialltoallw_of<IntCall>(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm, req);
+}
+
+int ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                        const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                        const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                        MPI_Request* req) {
+  return ineighbor_alltoallw_of<IntCall>(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm, req);
+}
+
 #if MPI_VERSION >= 4
+int ialltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                 const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                 const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                 MPI_Request* req) {
+  return ialltoallw_of<LargeCall>(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                  rdispls, recvtypes, comm, req);
+}
+
+int ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts,
+                          const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                          const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                          const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
+  return ineighbor_alltoallw_of<LargeCall>(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, req);
+}
+
 int ialltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
                  MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
                  const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req) {

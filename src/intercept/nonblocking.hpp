@@ -1,8 +1,8 @@
 #pragma once
-/// MPI_Ialltoallv, MPI_Ialltoall and their neighbourhood forms run by the library (COMMSCHED_NONBLOCKING `eager` or
-/// `shift`, or `auto`: a trial on each communicator, learn/engine_trial.hpp): the exchange becomes
-/// one message per non-empty pair on a private duplicate of the communicator, and the
-/// application holds a generalized request.
+/// MPI_Ialltoallv, MPI_Ialltoall, MPI_Ialltoallw and their neighbourhood forms run by the
+/// library (COMMSCHED_NONBLOCKING `eager` or `shift`, or `auto`: a trial on each communicator,
+/// learn/engine_trial.hpp): the exchange becomes one message per non-empty pair on a private
+/// duplicate of the communicator, and the application holds a generalized request.
 ///
 /// Safe in every legal program, without an agreement at the call (a start call must not block):
 ///  * The messages are the same whatever order a rank sends them in, so ranks never need to
@@ -65,6 +65,17 @@ int ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* s
 int ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req);
 
+/// MPI_Ialltoallw and MPI_Ineighbor_alltoallw: the same, each block with its own datatype (held
+/// sends keep a duplicate of theirs), displacements in bytes.
+int ialltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls,
+               const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+               const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+               MPI_Request* req);
+int ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                        const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                        const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                        MPI_Request* req);
+
 #if MPI_VERSION >= 4
 /// Their large-count forms (MPI-4): the engine runs them as the int ones, every block of any
 /// size (a block past int goes as MPI_Isend_c / MPI_Irecv_c), so no rank needs to know whether
@@ -81,6 +92,14 @@ int ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts,
 int ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Request* req);
+int ialltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                 const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                 const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                 MPI_Request* req);
+int ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts,
+                          const MPI_Aint* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+                          const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                          const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req);
 #endif
 
 #ifdef COMMSCHED_PCOLL

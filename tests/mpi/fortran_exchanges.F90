@@ -2,8 +2,9 @@
 ! (so through the Fortran entry point that libcommsched must intercept), 8 times with one
 ! irregular integer pattern, then MPI_ALLTOALL, MPI_ALLTOALLW, MPI_NEIGHBOR_ALLTOALLV and
 ! MPI_NEIGHBOR_ALLTOALLW 8 times each, MPI_INEIGHBOR_ALLTOALLV and MPI_INEIGHBOR_ALLTOALL (the
-! latter on a duplicate of the graph), then MPI_IALLTOALLV and MPI_IALLTOALL completed by
-! MPI_WAIT or MPI_WAITALL, and checks every value received against its arithmetic definition.
+! latter on a duplicate of the graph) with MPI_INEIGHBOR_ALLTOALLW, then MPI_IALLTOALLV,
+! MPI_IALLTOALL and MPI_IALLTOALLW completed by MPI_WAIT or MPI_WAITALL, and checks every value
+! received against its arithmetic definition.
 ! Prints "fortran ok"; stops with code 1 otherwise.
 program fortran_exchanges
 #ifdef COMMSCHED_F08
@@ -16,23 +17,23 @@ program fortran_exchanges
   integer, parameter :: iterations = 8
   integer :: ierr, rank, nprocs, it, j, k, nerr, total_err, ns, nr
   integer, allocatable :: scounts(:), sdispls(:), rcounts(:), rdispls(:), sbuf(:), rbuf(:)
-  integer, allocatable :: abuf(:), bbuf(:)
+  integer, allocatable :: abuf(:), bbuf(:), wsbuf(:), wrbuf(:)
   integer, parameter :: block = 3
   integer, allocatable :: wsdispls(:), wrdispls(:)
 #ifdef COMMSCHED_F08
   type(MPI_Datatype), allocatable :: wtypes(:)
   type(MPI_Datatype) :: ntypes(1)
   type(MPI_Comm) :: ring, ring2
-  type(MPI_Request) :: reqs(2)
+  type(MPI_Request) :: reqs(3)
 #else
   integer, allocatable :: wtypes(:)
   integer :: ntypes(1)
   integer :: ring, ring2
-  integer :: reqs(2)
+  integer :: reqs(3)
 #endif
   integer :: left, right, nsend, nrecv
   integer :: nsrc(1), ndst(1), ncount(1), nrcount(1), ndispl(1)
-  integer :: nbuf(8), nrbuf(8), one_out(1), one_in(1)
+  integer :: nbuf(8), nrbuf(8), one_out(1), one_in(1), nwbuf(8), nwrbuf(8)
   integer(kind=MPI_ADDRESS_KIND) :: nwdispl(1)
 
   call MPI_INIT(ierr)
@@ -173,14 +174,18 @@ program fortran_exchanges
     end do
   end do
 
-  ! MPI_INEIGHBOR_ALLTOALLV on the ring and MPI_INEIGHBOR_ALLTOALL on its duplicate, in flight
-  ! together.
+  ! MPI_INEIGHBOR_ALLTOALLV on the ring, MPI_INEIGHBOR_ALLTOALL on its duplicate and
+  ! MPI_INEIGHBOR_ALLTOALLW on the ring, in flight together.
   call MPI_COMM_DUP(ring, ring2, ierr)
   do it = 1, iterations
     do k = 1, nsend
       nbuf(k) = payload(it + 100, rank, right, k)
     end do
+    do k = 1, nsend
+      nwbuf(k) = payload(it + 120, rank, right, k)
+    end do
     nrbuf = -1
+    nwrbuf = -1
     call MPI_INEIGHBOR_ALLTOALLV(nbuf, ncount, ndispl, MPI_INTEGER, nrbuf, nrcount, ndispl, &
                                  MPI_INTEGER, ring, reqs(1), ierr)
     if (ierr /= MPI_SUCCESS) nerr = nerr + 1
@@ -189,9 +194,13 @@ program fortran_exchanges
     call MPI_INEIGHBOR_ALLTOALL(one_out, 1, MPI_INTEGER, one_in, 1, MPI_INTEGER, ring2, &
                                 reqs(2), ierr)
     if (ierr /= MPI_SUCCESS) nerr = nerr + 1
-    call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    call MPI_INEIGHBOR_ALLTOALLW(nwbuf, ncount, nwdispl, ntypes, nwrbuf, nrcount, nwdispl, &
+                                 ntypes, ring, reqs(3), ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    call MPI_WAITALL(3, reqs, MPI_STATUSES_IGNORE, ierr)
     do k = 1, nrecv
-      if (nrbuf(k) /= payload(it + 100, left, rank, k)) then
+      if (nrbuf(k) /= payload(it + 100, left, rank, k) .or. &
+          nwrbuf(k) /= payload(it + 120, left, rank, k)) then
         if (nerr < 5) print '(a,i0,a,i0,a,i0)', 'fortran: ineighbor rank ', rank, &
             ' iteration ', it, ' element ', k
         nerr = nerr + 1
@@ -202,11 +211,14 @@ program fortran_exchanges
   call MPI_COMM_FREE(ring2, ierr)
   call MPI_COMM_FREE(ring, ierr)
 
-  ! MPI_IALLTOALLV and MPI_IALLTOALL in flight together, waited one by one or together.
+  ! MPI_IALLTOALLV, MPI_IALLTOALL and MPI_IALLTOALLW in flight together, waited one by one or
+  ! together.
+  allocate(wsbuf(max(ns, 1)), wrbuf(max(nr, 1)))
   do it = 1, iterations
     do j = 0, nprocs - 1
       do k = 1, scounts(j + 1)
         sbuf(sdispls(j + 1) + k) = payload(it + 60, rank, j, k)
+        wsbuf(sdispls(j + 1) + k) = payload(it + 90, rank, j, k)
       end do
       do k = 1, block
         abuf(j * block + k) = payload(it + 80, rank, j, k)
@@ -214,22 +226,28 @@ program fortran_exchanges
     end do
     rbuf = -1
     bbuf = -1
+    wrbuf = -1
     call MPI_IALLTOALLV(sbuf, scounts, sdispls, MPI_INTEGER, rbuf, rcounts, rdispls, &
                         MPI_INTEGER, MPI_COMM_WORLD, reqs(1), ierr)
     if (ierr /= MPI_SUCCESS) nerr = nerr + 1
     call MPI_IALLTOALL(abuf, block, MPI_INTEGER, bbuf, block, MPI_INTEGER, MPI_COMM_WORLD, &
                        reqs(2), ierr)
     if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+    call MPI_IALLTOALLW(wsbuf, scounts, wsdispls, wtypes, wrbuf, rcounts, wrdispls, wtypes, &
+                        MPI_COMM_WORLD, reqs(3), ierr)
+    if (ierr /= MPI_SUCCESS) nerr = nerr + 1
     if (mod(it, 2) == 0) then
-      call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+      call MPI_WAITALL(3, reqs, MPI_STATUSES_IGNORE, ierr)
     else
       call MPI_WAIT(reqs(2), MPI_STATUS_IGNORE, ierr)
+      call MPI_WAIT(reqs(3), MPI_STATUS_IGNORE, ierr)
       call MPI_WAIT(reqs(1), MPI_STATUS_IGNORE, ierr)
     end if
     if (ierr /= MPI_SUCCESS) nerr = nerr + 1
     do j = 0, nprocs - 1
       do k = 1, rcounts(j + 1)
-        if (rbuf(rdispls(j + 1) + k) /= payload(it + 60, j, rank, k)) then
+        if (rbuf(rdispls(j + 1) + k) /= payload(it + 60, j, rank, k) .or. &
+            wrbuf(rdispls(j + 1) + k) /= payload(it + 90, j, rank, k)) then
           if (nerr < 5) print '(a,i0,a,i0,a,i0,a,i0)', 'fortran: ialltoallv rank ', rank, &
               ' iteration ', it, ' from ', j, ' element ', k
           nerr = nerr + 1

@@ -147,12 +147,7 @@ mpi_test::Lists graph_lists(int me, int n, bool multi) {
 
 MPI_Comm adjacent_graph(int me, int n, bool multi) {
   mpi_test::Lists l = graph_lists(me, n, multi);
-  MPI_Comm g = MPI_COMM_NULL;
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(l.sources.size()),
-                                 l.sources.data(), MPI_UNWEIGHTED,
-                                 static_cast<int>(l.destinations.size()), l.destinations.data(),
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
-  return g;
+  return mpi_test::adjacent_graph_of(l);
 }
 
 // The same distinct graph, each rank naming only its own outgoing edges.
@@ -165,48 +160,21 @@ MPI_Comm general_graph(int me, int n) {
   return g;
 }
 
-void exercise(MPI_Comm comm, int& round, int rep) {
-  int rank = 0, size = 0;
-  mpi_test::rank_and_size(MPI_COMM_WORLD, rank, size);
-  volatile double sink = 0;
-
-  // Start, compute, wait.
-  Nexchange a;
-  a.start(comm, ++round, false);
-  sink = sink + mpi_test::busy(20000);
-  MPI_Wait(&a.req, MPI_STATUS_IGNORE);
-  a.check();
-
-  // The regular form, polled with MPI_Test.
-  Nexchange b;
-  b.start(comm, ++round, true);
-  for (int flag = 0; !flag;) MPI_Test(&b.req, &flag, MPI_STATUS_IGNORE);
-  b.check();
-
-  // Two in flight, the one on MPI_COMM_WORLD waited first.
-  Nexchange c;
-  Wexchange w;
-  c.start(comm, ++round, false);
-  w.start(++round);
-  MPI_Wait(&w.req, MPI_STATUS_IGNORE);
-  MPI_Wait(&c.req, MPI_STATUS_IGNORE);
-  c.check();
-  w.check();
-
-  // A rank blocks in a receive before its wait, on a peer that waits for the exchange first.
-  Nexchange d;
-  d.start(comm, ++round, false);
-  int word = rep;
-  if (rank == 0) {
-    MPI_Wait(&d.req, MPI_STATUS_IGNORE);
-    MPI_Send(&word, 1, MPI_INT, size - 1, 5, MPI_COMM_WORLD);
-  } else if (rank == size - 1) {
-    MPI_Recv(&word, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Wait(&d.req, MPI_STATUS_IGNORE);
-  } else {
-    MPI_Wait(&d.req, MPI_STATUS_IGNORE);
-  }
-  d.check();
+// Every way of completing an exchange on `comm` (mpi_test::complete_four_ways), the polled one
+// in the regular form, the second exchange an MPI_Ialltoallv on MPI_COMM_WORLD.
+void exercise(MPI_Comm comm, int& round) {
+  int started = 0;
+  auto start = [&](int r) {
+    Nexchange x;
+    x.start(comm, r, started++ % 4 == 1);
+    return x;
+  };
+  auto world = [](int r) {
+    Wexchange w;
+    w.start(r);
+    return w;
+  };
+  mpi_test::complete_four_ways(start, world, round);
 }
 
 }  // namespace
@@ -246,7 +214,7 @@ int main(int argc, char** argv) {
 
   int round = 0;
   for (int rep = 0; rep < 4; ++rep)
-    for (MPI_Comm comm : comms) exercise(comm, round, rep);
+    for (MPI_Comm comm : comms) exercise(comm, round);
 
   long total = 0;
   int exchanges = 0;

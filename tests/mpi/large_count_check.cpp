@@ -1,8 +1,9 @@
 // large_count_check: MPI-4's large-count all-to-alls, intercepted when libcommsched is
 // preloaded, compared byte for byte with PMPI's on the same inputs, each case repeated past
 // learning: MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c,
-// MPI_Neighbor_alltoall_c, MPI_Neighbor_alltoallw_c, the non-blocking MPI_Ialltoallv_c, MPI_Ialltoall_c,
-// MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c and their persistent _init_c forms.
+// MPI_Neighbor_alltoall_c, MPI_Neighbor_alltoallw_c, the non-blocking MPI_Ialltoallv_c,
+// MPI_Ialltoall_c, MPI_Ialltoallw_c, MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c,
+// MPI_Ineighbor_alltoallw_c and the persistent _init_c forms of the v and regular ones.
 // Also: the int and large-count forms of MPI_Alltoallv alternating on one pattern, and a call
 // whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM with absolute addresses),
 // which every rank must then run as MPI's own.
@@ -202,6 +203,23 @@ int main(int argc, char** argv) {
                       s.data(), regular, MPI_BYTE, r.data(), regular, MPI_BYTE, graph, &q),
                   q);
   }));
+  tally(run_case("Ialltoallw_c", out.size, in.size, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return waited((lib ? MPI_Ialltoallw_c : PMPI_Ialltoallw_c)(
+                      s.data(), out.counts.data(), out.displs.data(), types.data(), r.data(),
+                      in.counts.data(), in.displs.data(), types.data(), MPI_COMM_WORLD, &q),
+                  q);
+  }));
+  tally(run_case("Ineighbor_alltoallw_c", nout.size, nin.size, false,
+                 [&](bool lib, auto& s, auto& r) {
+                   MPI_Request q = MPI_REQUEST_NULL;
+                   return waited(
+                       (lib ? MPI_Ineighbor_alltoallw_c : PMPI_Ineighbor_alltoallw_c)(
+                           s.data(), nout.counts.data(), nout.displs.data(), types.data(),
+                           r.data(), nin.counts.data(), nin.displs.data(), types.data(), graph,
+                           &q),
+                       q);
+                 }));
   // The persistent forms: bound, started and waited for once per call, then freed.
   const auto once = [](int rc, MPI_Request& q, bool lib) {
     if (rc != MPI_SUCCESS) return rc;

@@ -210,11 +210,68 @@ inline Lists lists_of(MPI_Comm comm) {
   return l;
 }
 
+/// Waits for `req` (a collective's, started on every rank) while a rank blocks elsewhere first:
+/// the last rank of MPI_COMM_WORLD receives a word from rank 0 (tag `tag`) before its wait,
+/// and rank 0 sends it only after its own wait. Deadlocks where a rank holds back the
+/// exchange's messages while it blocks.
+inline void wait_behind_receive(MPI_Request& req, int tag) {
+  int rank = 0, size = 0;
+  rank_and_size(MPI_COMM_WORLD, rank, size);
+  int word = tag;
+  if (rank == 0) {
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Send(&word, 1, MPI_INT, size - 1, tag, MPI_COMM_WORLD);
+  } else if (rank == size - 1) {
+    MPI_Recv(&word, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+}
+
+/// A distributed graph of MPI_COMM_WORLD with this rank's lists `l`, as given.
+inline MPI_Comm adjacent_graph_of(const Lists& l) {
+  MPI_Comm g = MPI_COMM_NULL;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(l.sources.size()),
+                                 l.sources.data(), MPI_UNWEIGHTED,
+                                 static_cast<int>(l.destinations.size()), l.destinations.data(),
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+  return g;
+}
+
 /// Computation between a non-blocking call's start and its wait.
 inline double busy(int n) {
   double x = 0;
   for (int i = 0; i < n; ++i) x += 1.0 / (1.0 + i);
   return x;
+}
+
+/// Four ways applications complete a non-blocking exchange, each exchange checked after:
+/// computation between start and wait, MPI_Test polling, a second exchange in flight and
+/// waited first, and a blocking receive before the wait (wait_behind_receive). `start(round)`
+/// and `start_second(round)` return a started exchange (movable, with `req` and `check()`).
+template <typename Start, typename StartSecond>
+void complete_four_ways(Start start, StartSecond start_second, int& round) {
+  volatile double sink = 0;
+  auto a = start(++round);
+  sink = sink + busy(20000);
+  MPI_Wait(&a.req, MPI_STATUS_IGNORE);
+  a.check();
+
+  auto b = start(++round);
+  for (int flag = 0; !flag;) MPI_Test(&b.req, &flag, MPI_STATUS_IGNORE);
+  b.check();
+
+  auto c = start(++round);
+  auto w = start_second(++round);
+  MPI_Wait(&w.req, MPI_STATUS_IGNORE);
+  MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+  c.check();
+  w.check();
+
+  auto d = start(++round);
+  wait_behind_receive(d.req, 5);
+  d.check();
 }
 
 }  // namespace mpi_test

@@ -203,16 +203,7 @@ int main(int argc, char** argv) {
     // A rank blocks in a receive before its wait, on a peer that waits for the exchange first.
     v.fill(round + 1000);
     MPI_Start(&v.req);
-    int word = round;
-    if (rank == 0) {
-      MPI_Wait(&v.req, MPI_STATUS_IGNORE);
-      MPI_Send(&word, 1, MPI_INT, size - 1, 9, MPI_COMM_WORLD);
-    } else if (rank == size - 1) {
-      MPI_Recv(&word, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Wait(&v.req, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Wait(&v.req, MPI_STATUS_IGNORE);
-    }
+    mpi_test::wait_behind_receive(v.req, 9);
     v.check(round + 1000);
   }
 
