@@ -5,6 +5,7 @@
 #include "intercept/intercept.hpp"
 
 #include <boost/container/flat_map.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -136,30 +137,75 @@ struct Pattern {
 };
 
 struct CommState {
-  std::uint64_t local_id = 0;    // key in Global::comms (never the handle: MPI reuses handles)
-  MPI_Comm dup = MPI_COMM_NULL;  // private duplicate for all of the library's traffic
+  // What the lean path (run_lean) reads and writes on every call, together at the start.
+  bool native_only = false;
   int rank = 0;
   int size = 1;
-  bool native_only = false;
   const char* call = "MPI_Alltoallv";  // the entry point whose calls this state sees (Family)
-  core::Topology topology;       // node of every rank (detected, or faked by a setting)
   std::uint64_t calls = 0;       // intercepted calls on this communicator (drs seeds)
   // While learning, the call index of the next agreement (probe) and the gap to the one after.
   std::uint64_t next_probe = 0;
   std::uint64_t probe_gap = 1;
-  learn::Learner learner;
-  InStepGate in_step;  // COMMSCHED_IN_STEP: a barrier before each call, where it pays
-  std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
-  Pattern* current = nullptr;
-  std::int64_t comm_root = 0, comm_serial = 0;
   std::int64_t unlearned_calls = 0;
   // Native calls of the current learning streak: they become the pattern's once it is learned.
   std::int64_t streak_calls = 0;
   double streak_seconds = 0;
+  double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
+  // What a call that only runs MPI's own adds unclocked: the shorter of the latest two clocked
+  // times of such calls, so that a slow first call (connections, first touch) is not copied
+  // to the calls after it. 0 until two were clocked.
+  double per_call_s = 0;
+  double last_clocked_s = -1;
+  void note_clocked(double seconds) {
+    if (last_clocked_s >= 0) per_call_s = std::min(seconds, last_clocked_s);
+    last_clocked_s = seconds;
+  }
+  // The previous call's arguments when it voted between probes with predefined datatypes: a
+  // call with the same counts and types has the same bytes, so it only adds their hash to the
+  // learner's history. Any call that takes another path clears it.
+  struct RepeatKey {
+    bool valid = false;
+    bool in_place = false;
+    MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
+    // Receive counts, then send counts unless in place; held inline up to 8 ranks.
+    boost::container::small_vector<int, 16> counts;
+    std::uint64_t hash = 0;
+
+    bool matches(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
+                 MPI_Datatype rt, std::size_t n) const {
+      if (!valid || place != in_place || rt != recv_type || !recvcounts ||
+          !same(recvcounts, counts.data(), n))
+        return false;
+      return place || (st == send_type && sendcounts && same(sendcounts, counts.data() + n, n));
+    }
+    // An inline loop: a few counts compare faster than a call to memcmp.
+    static bool same(const int* a, const int* b, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (a[i] != b[i]) return false;
+      return true;
+    }
+    void set(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
+             MPI_Datatype rt, std::size_t n, std::uint64_t h) {
+      valid = true;
+      in_place = place;
+      send_type = st;
+      recv_type = rt;
+      counts.assign(recvcounts, recvcounts + n);
+      if (!place) counts.insert(counts.end(), sendcounts, sendcounts + n);
+      hash = h;
+    }
+  } repeat;
+  learn::Learner learner;
+  InStepGate in_step;  // COMMSCHED_IN_STEP: a barrier before each call, where it pays
+  std::uint64_t local_id = 0;    // key in Global::comms (never the handle: MPI reuses handles)
+  MPI_Comm dup = MPI_COMM_NULL;  // private duplicate for all of the library's traffic
+  core::Topology topology;       // node of every rank (detected, or faked by a setting)
+  std::vector<std::unique_ptr<Pattern>> patterns;  // learned so far, by first appearance
+  Pattern* current = nullptr;
+  std::int64_t comm_root = 0, comm_serial = 0;
   // The slowest rank's fastest native call of a learning streak, agreed: what the cost model
   // is scaled to when no machine file describes this machine.
   double native_seen_s = 0;
-  double streak_fastest_s = 0;  // this rank's, in the current streak (0: none yet)
   // auto's learning budget (see learning_affordable): this rank's last learning's and
   // agreement's durations, sent with the next agreement with its time in all-to-all calls so
   // far, on every communicator (t_entries). The time in calls is agreed as its maximum over
@@ -179,45 +225,7 @@ struct CommState {
   // The agreement's duration on this rank when that call ran native (0 for a plan, which pays
   // it on every call).
   double timed_agreement = 0;
-  // What a call that only runs MPI's own adds unclocked: the shorter of the latest two clocked
-  // times of such calls, so that a slow first call (connections, first touch) is not copied
-  // to the calls after it. 0 until two were clocked.
-  double per_call_s = 0;
-  double last_clocked_s = -1;
-  void note_clocked(double seconds) {
-    if (last_clocked_s >= 0) per_call_s = std::min(seconds, last_clocked_s);
-    last_clocked_s = seconds;
-  }
   std::vector<Bytes> send_bytes, recv_bytes;  // scratch, reused every call
-  // The previous call's arguments when it voted between probes with predefined datatypes: a
-  // call with the same counts and types has the same bytes, so it only adds their hash to the
-  // learner's history. Any call that takes another path clears it.
-  struct RepeatKey {
-    bool valid = false;
-    bool in_place = false;
-    MPI_Datatype send_type = MPI_DATATYPE_NULL, recv_type = MPI_DATATYPE_NULL;
-    std::vector<int> counts;  // receive counts, then send counts unless in place
-    std::uint64_t hash = 0;
-
-    bool matches(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
-                 MPI_Datatype rt, std::size_t n) const {
-      if (!valid || place != in_place || rt != recv_type || !recvcounts ||
-          !std::equal(recvcounts, recvcounts + n, counts.begin()))
-        return false;
-      return place || (st == send_type && sendcounts &&
-                       std::equal(sendcounts, sendcounts + n, counts.begin() + static_cast<std::ptrdiff_t>(n)));
-    }
-    void set(bool place, const int* sendcounts, MPI_Datatype st, const int* recvcounts,
-             MPI_Datatype rt, std::size_t n, std::uint64_t h) {
-      valid = true;
-      in_place = place;
-      send_type = st;
-      recv_type = rt;
-      counts.assign(recvcounts, recvcounts + n);
-      if (!place) counts.insert(counts.end(), sendcounts, sendcounts + n);
-      hash = h;
-    }
-  } repeat;
 
   // The first probe comes at the first call that can complete a learning streak.
   explicit CommState(int learn_calls)
@@ -232,6 +240,9 @@ struct CommState {
 // ranks); counters are atomic; the rest is written only at MPI_Init and MPI_Finalize, where
 // one thread calls.
 struct Global {
+  // This process's one MPI thread's t_entries, up to MPI_THREAD_FUNNELED (set at setup, on
+  // that thread): the lean path reaches it without a thread-local lookup.
+  learn::EntryClock* main_entries = nullptr;
   std::mutex mu;
   std::atomic<bool> initialised{false};
   std::atomic<bool> active{false};  // false: pure pass-through
@@ -302,7 +313,7 @@ int native_alltoallv(const Exchange& x) {
 volatile std::sig_atomic_t trace_flush_requested = 0;
 extern "C" void on_trace_signal(int) { trace_flush_requested = 1; }
 
-Global& g() {
+[[gnu::always_inline]] inline Global& g() {
   static Global* s = new Global;  // never destroyed: the application may call MPI at exit
   return *s;
 }
@@ -550,6 +561,7 @@ void setup(int provided, bool saw_init) {
   if (s.world_rank == 0)
     for (const std::string& w : s.warnings) core::log_warn(w);
   s.provided = provided;
+  if (provided <= MPI_THREAD_FUNNELED) s.main_entries = &t_entries;
   if (s.cfg.enable && provided == MPI_THREAD_MULTIPLE && !saw_init) {
     // Set up lazily by whichever thread called first (the others see `active` false until
     // then): checking the settings across ranks needs collectives on MPI_COMM_WORLD that
@@ -1371,39 +1383,61 @@ void close_unlearned_streak(CommState& cs) {
   clear_streak(cs);
 }
 
-// The lean path, the common call of a job that learns nothing yet: on the previous call's
-// communicator (one calling thread), with that call's counts and predefined types, between
-// learning probes, on a call whose clock rests (exchange, kClockEvery). What the general path
-// does with such a call, and only that: the counts' hash into the learner's history, MPI's own
-// call, the count and the communicator's recent time per call. False: the general path runs
-// the call.
 // Whether a call that only runs MPI's own and counts may leave the clock alone: the
 // communicator has a recent time per call, this is not its one clocked call in kClockEvery, no
 // trial's measurement waits for this entry, and no trace wants each call's time.
-bool clock_may_rest(const Global& s, const CommState& cs) {
-  return cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !t_entries.next_wanted &&
+bool clock_may_rest(const Global& s, const CommState& cs,
+                    const learn::EntryClock& entries = t_entries) {
+  return cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !entries.next_wanted &&
          !s.tracer.is_open();
 }
 
-bool run_lean(Global& s, const Exchange& x, int& rc) {
+// The lean path, the common call of a job that learns nothing yet: on the previous call's
+// communicator (one calling thread), with that call's counts and predefined types, between
+// learning probes. What the general path (exchange_general) does with such a call, and only
+// that: the counts' hash into the learner's history, MPI's own call, the count and the
+// communicator's recent time per call; one call in kClockEvery (or one a trial's measurement
+// waits for) reads the clock around MPI's call. Everything is checked here, in a small frame
+// of its own: set up, active, not paused (MPI_Pcontrol). False: the general path runs the call.
+bool run_lean(const Exchange& x, int& rc) {
+  Global& s = g();
+  if (!s.initialised.load(std::memory_order_acquire) || !s.active || x.comm == MPI_COMM_NULL ||
+      paused())
+    return false;
   const auto& last = s.last_state;
   if (s.provided == MPI_THREAD_MULTIPLE || !last.state || last.comm != x.comm ||
       last.family != x.family)
     return false;
   CommState& cs = *last.state;
   if (cs.native_only || s.strategy_native || !x.describable || !cs.learner.learning() ||
-      cs.calls + 1 >= cs.next_probe || !clock_may_rest(s, cs) ||
+      cs.calls + 1 >= cs.next_probe || cs.per_call_s <= 0 || s.tracer.is_open() ||
       !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
                          x.recvtype, static_cast<std::size_t>(cs.size)))
     return false;
+  flush_point(x.name + 4);  // without "MPI_"
   cs.in_step.before_call(s.in_step, x.comm);
+  learn::EntryClock& entries = s.main_entries ? *s.main_entries : t_entries;
+  const bool rest = clock_may_rest(s, cs, entries);
   ++cs.calls;
   cs.call = x.name;
   cs.learner.repeat(cs.repeat.hash);
   close_unlearned_streak(cs);
+  if (rest) {
+    rc = x.native(x);
+    note_streak_call(cs, cs.per_call_s, false);
+    if (s.trial_budgeted) entries.in_calls_s += cs.per_call_s;
+    return true;
+  }
+  const double entry = now();
+  if (s.trial_budgeted) {
+    entries.enter(entry);
+    entries.next_wanted = false;
+  }
   rc = x.native(x);
-  note_streak_call(cs, cs.per_call_s, false);
-  if (s.trial_budgeted) t_entries.in_calls_s += cs.per_call_s;
+  const double seconds = now() - entry;
+  cs.note_clocked(seconds);
+  note_streak_call(cs, seconds, true);
+  if (s.trial_budgeted) entries.in_calls_s += seconds;
   return true;
 }
 
@@ -1671,11 +1705,9 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   return rc;
 }
 
-}  // namespace
-
-// The shared steps of every entry point: describe, match a cached pattern, agree, learn and
-// plan, run, record.
-int exchange(const Exchange& x) {
+// The shared steps of every entry point that the lean path does not take: describe, match a
+// cached pattern, agree, learn and plan, run, record.
+[[gnu::noinline]] int exchange_general(const Exchange& x) {
   const void* sendbuf = x.sendbuf;
   const int* sendcounts = x.sendcounts;
   const int* sdispls = x.sdispls;
@@ -1695,7 +1727,6 @@ int exchange(const Exchange& x) {
   // MPI_Pcontrol(0) on this rank: every path below runs this call native; where the ranks
   // agree, this rank votes "cannot run" and lets no pattern be learned.
   const bool paused = note_paused_call();
-  if (int rc = MPI_SUCCESS; !paused && run_lean(s, x, rc)) return rc;
   double seconds = 0;
   const bool budgeted = s.trial_budgeted;  // runs_trial(), without a second g() per call
   // Every call's time on this thread, whichever way it leaves: the budget's base, used only
@@ -1918,6 +1949,13 @@ int exchange(const Exchange& x) {
                                           "; this call runs natively");
     return x.native(x);
   }
+}
+
+}  // namespace
+
+int exchange(const Exchange& x) {
+  if (int rc = MPI_SUCCESS; run_lean(x, rc)) return rc;
+  return exchange_general(x);
 }
 
 bool pass_through() {

@@ -7,8 +7,6 @@
 namespace commsched::intercept {
 namespace {
 
-// Atomic: under MPI_THREAD_MULTIPLE any thread may pause, and every thread's calls read it.
-std::atomic<bool> paused_now{false};
 std::atomic<std::int64_t> paused_count{0};
 
 }  // namespace
@@ -16,14 +14,12 @@ std::atomic<std::int64_t> paused_count{0};
 void pcontrol(int level) {
   const bool pause = level == 0;
   // Sends held for a burst in progress go now: nothing stays held while paused.
-  if (pause && !paused_now.load(std::memory_order_relaxed)) p2p_flush(nullptr);
-  paused_now.store(pause, std::memory_order_relaxed);
+  if (pause && !detail::paused_now.load(std::memory_order_relaxed)) p2p_flush(nullptr);
+  detail::paused_now.store(pause, std::memory_order_relaxed);
 }
 
-bool paused() { return paused_now.load(std::memory_order_relaxed); }
-
 bool note_paused_call() {
-  const bool now = paused_now.load(std::memory_order_relaxed);
+  const bool now = detail::paused_now.load(std::memory_order_relaxed);
   if (now) paused_count.fetch_add(1, std::memory_order_relaxed);
   return now;
 }

@@ -72,11 +72,11 @@ class Learner {
   int learn_calls_;
   State state_ = State::learning;
   int streak_ = 0;
-  std::vector<Bytes> last_;  // send bytes then receive bytes of the previous call
   // Hashes of the last kHistory calls' counts, a ring: slot next_ is overwritten next, and
   // the first filled_ slots hold hashes.
-  std::array<std::uint64_t, kHistory> history_{};
   std::size_t next_ = 0, filled_ = 0;
+  std::array<std::uint64_t, kHistory> history_{};
+  std::vector<Bytes> last_;  // send bytes then receive bytes of the previous call
 };
 
 }  // namespace commsched::learn
