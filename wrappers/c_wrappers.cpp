@@ -271,6 +271,23 @@ COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoall_init)(const void* sendbuf
                                     comm, info, req);
 }
 
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Alltoallw_init)(
+    const void* sendbuf, const int sendcounts[], const int sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return ci::alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                            recvtypes, comm, info, req);
+}
+
+COMMSCHED_EXPORT int COMMSCHED_PCOLL(Neighbor_alltoallw_init)(
+    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request* req) {
+  return ci::neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                     recvcounts, rdispls, recvtypes, comm, info, req);
+}
+
 #if MPI_VERSION >= 4  // their large-count forms
 COMMSCHED_EXPORT int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
                                           const MPI_Aint sdispls[], MPI_Datatype sendtype,
@@ -304,6 +321,24 @@ COMMSCHED_EXPORT int MPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count
                                                   MPI_Request* req) {
   return ci::neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                       comm, info, req);
+}
+
+COMMSCHED_EXPORT int MPI_Alltoallw_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request* req) {
+  return ci::alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm, info, req);
+}
+
+COMMSCHED_EXPORT int MPI_Neighbor_alltoallw_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request* req) {
+  return ci::neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                       recvcounts, rdispls, recvtypes, comm, info, req);
 }
 #endif
 #endif

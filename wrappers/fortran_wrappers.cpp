@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <type_traits>
 
 #include <boost/container/small_vector.hpp>
 
@@ -377,6 +378,15 @@ using AlltoallvInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, 
 using AlltoallInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*,
                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 
+// Whether the engine may bind a vector or w form on `c`: then `ns` and `nr` are its arrays'
+// lengths, the communicator's size or (`neighbor`) the topology's out- and in-degree.
+bool engine_binds(bool neighbor, MPI_Comm c, const void* sendbuf, int& ns, int& nr) {
+  if (neighbor) return ci::nb_takes_neighbor(c, sendbuf) && ci::neighbor_degrees(c, &nr, &ns);
+  if (!ci::nb_takes(c, sendbuf)) return false;
+  ns = nr = peers(c);
+  return true;
+}
+
 // The vector forms (MPIX_ALLTOALLV_INIT, MPIX_NEIGHBOR_ALLTOALLV_INIT): counts and
 // displacements as long as the communicator, or as the topology's lists.
 void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
@@ -386,10 +396,7 @@ void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sen
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   const void* sb = fortran_buffer(sendbuf);
   int ns = 0, nr = 0;
-  const bool takes = neighbor ? ci::nb_takes_neighbor(c, sb) && ci::neighbor_degrees(c, &nr, &ns)
-                              : ci::nb_takes(c, sb);
-  if (takes && !neighbor) ns = nr = peers(c);
-  if (takes) {
+  if (engine_binds(neighbor, c, sb, ns, nr)) {
     const Ints sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
     const Ints rc = ints(recvcounts, nr), rd = ints(rdispls, nr);
     const auto bind = neighbor ? ci::bind_neighbor_alltoallv_init : ci::bind_alltoallv_init;
@@ -430,7 +437,49 @@ void f_regular_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* se
   set_ierr(ierr, MPI_ERR_INTERN);
 }
 
+// The w forms (MPIX_ALLTOALLW_INIT, and MPIX_NEIGHBOR_ALLTOALLW_INIT, whose displacements are
+// INTEGER(KIND=MPI_ADDRESS_KIND)): a datatype per block.
+template <typename D>
+void f_w_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, D* sdispls,
+              MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts, D* rdispls,
+              MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request,
+              MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = fortran_buffer(sendbuf);
+  int ns = 0, nr = 0;
+  if (engine_binds(neighbor, c, sb, ns, nr)) {
+    const Ints sc = ints(sendcounts, ns), rc = ints(recvcounts, nr);
+    const Types st = types(sendtypes, ns), rt = types(recvtypes, nr);
+    void* rb = const_cast<void*>(fortran_buffer(recvbuf));
+    MPI_Request r = MPI_REQUEST_NULL;
+    bool bound = false;
+    if constexpr (std::is_same_v<D, MPI_Aint>) {
+      bound = ci::bind_neighbor_alltoallw_init(sb, sc.data(), sdispls, st.data(), rb, rc.data(),
+                                               rdispls, rt.data(), c, &r);
+    } else {
+      const Ints sd = ints(sdispls, ns), rd = ints(rdispls, nr);
+      bound = ci::bind_alltoallw_init(sb, sc.data(), sd.data(), st.data(), rb, rc.data(),
+                                      rd.data(), rt.data(), c, &r);
+    }
+    if (bound) {
+      *request = MPI_Request_c2f(r);
+      return set_ierr(ierr, MPI_SUCCESS);
+    }
+  }
+  ci::nb_passed();
+  using Fn = void (*)(void*, MPI_Fint*, D*, MPI_Fint*, void*, MPI_Fint*, D*, MPI_Fint*,
+                      MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+  if (auto fn = next_symbol<Fn>(pmpi))
+    return fn(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+              comm, info, request, ierr);
+  set_ierr(ierr, MPI_ERR_INTERN);
+}
+
 // The entry points' shape, as COMMSCHED_FORTRAN expects them.
+template <typename... A>
+void f_mpix_alltoallw_init(const char* pmpi, A... a) { f_w_init(false, pmpi, a...); }
+template <typename... A>
+void f_mpix_neighbor_alltoallw_init(const char* pmpi, A... a) { f_w_init(true, pmpi, a...); }
 template <typename... A>
 void f_mpix_alltoallv_init(const char* pmpi, A... a) { f_vector_init(false, pmpi, a...); }
 template <typename... A>
@@ -569,6 +618,23 @@ COMMSCHED_F_EXPORT void MPIX_NEIGHBOR_ALLTOALLV_INIT(void* sb, MPI_Fint* sc, MPI
                                                      MPI_Fint* info, MPI_Fint* req,
                                                      MPI_Fint* ierr) {
   f_mpix_neighbor_alltoallv_init("pmpix_neighbor_alltoallv_init_", sb, sc, sd, st, rb, rc, rd, rt,
+                                 comm, info, req, ierr);
+}
+
+COMMSCHED_F_EXPORT void MPIX_ALLTOALLW_INIT(void* sb, MPI_Fint* sc, MPI_Fint* sd, MPI_Fint* st,
+                                            void* rb, MPI_Fint* rc, MPI_Fint* rd, MPI_Fint* rt,
+                                            MPI_Fint* comm, MPI_Fint* info, MPI_Fint* req,
+                                            MPI_Fint* ierr) {
+  f_mpix_alltoallw_init("pmpix_alltoallw_init_", sb, sc, sd, st, rb, rc, rd, rt, comm, info, req,
+                        ierr);
+}
+
+COMMSCHED_F_EXPORT void MPIX_NEIGHBOR_ALLTOALLW_INIT(void* sb, MPI_Fint* sc, MPI_Aint* sd,
+                                                     MPI_Fint* st, void* rb, MPI_Fint* rc,
+                                                     MPI_Aint* rd, MPI_Fint* rt, MPI_Fint* comm,
+                                                     MPI_Fint* info, MPI_Fint* req,
+                                                     MPI_Fint* ierr) {
+  f_mpix_neighbor_alltoallw_init("pmpix_neighbor_alltoallw_init_", sb, sc, sd, st, rb, rc, rd, rt,
                                  comm, info, req, ierr);
 }
 

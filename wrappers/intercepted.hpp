@@ -96,4 +96,16 @@
   X(MPIX_Neighbor_alltoall_init, mpix_neighbor_alltoall_init,                                  \
     (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),   \
-    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr))
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr))  \
+  X(MPIX_Alltoallw_init, mpix_alltoallw_init,                                                  \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,             \
+     MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),                                       \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,    \
+     info, request, ierr))                                                                     \
+  X(MPIX_Neighbor_alltoallw_init, mpix_neighbor_alltoallw_init,                                \
+    (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+     MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,             \
+     MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr),                                       \
+    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,    \
+     info, request, ierr))

@@ -68,16 +68,24 @@ using Count = MPI_Count;
 using Count = int;
 #endif
 
-// A persistent exchange, bound at its init (MPI_Alltoallv_init and the like): the arguments, in
-// the spread form, and the handle the application holds.
+// Peer j's block on one side of a call: its address, element count and datatype, and the
+// type's size (-1 where MPI cannot say: the call then passes to MPI).
+struct Block {
+  const char* at = nullptr;
+  Count count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int type_size = 0;
+};
+
+// A persistent exchange, bound at its init (MPI_Alltoallv_init and the like): every rank's
+// blocks on each side, their types the library's duplicates, and the handle the application
+// holds.
 struct Bound {
   std::shared_ptr<Channel> channel;
   MPI_Request proxy = MPI_REQUEST_NULL;  // a persistent receive on the self channel
   int signal = 0;                        // its tag: the library's message that completes it
-  const void* sendbuf = nullptr;
-  void* recvbuf = nullptr;
-  MPI_Datatype sendtype = MPI_DATATYPE_NULL, recvtype = MPI_DATATYPE_NULL;  // duplicates
-  std::vector<Count> sc, sd, rc, rd;
+  std::vector<Block> send, recv;         // by rank of the channel
+  std::vector<MPI_Datatype> owned;       // the duplicates, freed with the request
 };
 
 int isend(const void* buf, Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
@@ -104,14 +112,6 @@ struct HeldSend {
   int peer;
 };
 
-// Peer j's block on one side of a call: its address, element count and datatype, and the
-// type's size (-1 where MPI cannot say: the call then passes to MPI).
-struct Block {
-  const char* at = nullptr;
-  Count count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  int type_size = 0;
-};
 
 struct Exchange {
   std::shared_ptr<Channel> channel;
@@ -173,27 +173,34 @@ void post_send(Exchange& x) {
   }
 }
 
-// Held sends keep their own types: the application may free its handles once the call returns.
-// A type is duplicated once however many sends hold it; false when MPI cannot (nothing held).
-bool own_held_types(Exchange& x) {
+// Points each of `types` at a duplicate the library owns (added to `owned`), one per distinct
+// datatype: the application may free its handles once its call returns. False, nothing
+// changed, when MPI cannot duplicate one.
+bool own_types(const std::vector<MPI_Datatype*>& types, std::vector<MPI_Datatype>& owned) {
   std::vector<std::pair<MPI_Datatype, MPI_Datatype>> dups;  // the application's, the library's
   auto dup_of = [&dups](MPI_Datatype t) {
     auto it = std::find_if(dups.begin(), dups.end(), [t](const auto& d) { return d.first == t; });
     return it == dups.end() ? MPI_DATATYPE_NULL : it->second;
   };
-  const auto held = x.held.begin() + x.window;
-  for (auto h = held; h != x.held.end(); ++h) {
-    if (dup_of(h->type) != MPI_DATATYPE_NULL) continue;
+  for (const MPI_Datatype* t : types) {
+    if (dup_of(*t) != MPI_DATATYPE_NULL) continue;
     MPI_Datatype dup = MPI_DATATYPE_NULL;
-    if (PMPI_Type_dup(h->type, &dup) != MPI_SUCCESS) {
+    if (PMPI_Type_dup(*t, &dup) != MPI_SUCCESS) {
       for (auto& d : dups) PMPI_Type_free(&d.second);
       return false;
     }
-    dups.emplace_back(h->type, dup);
+    dups.emplace_back(*t, dup);
   }
-  for (auto h = held; h != x.held.end(); ++h) h->type = dup_of(h->type);
-  for (const auto& d : dups) x.owned.push_back(d.second);
+  for (MPI_Datatype* t : types) *t = dup_of(*t);
+  for (const auto& d : dups) owned.push_back(d.second);
   return true;
+}
+
+// The sends held past the window keep their own types.
+bool own_held_types(Exchange& x) {
+  std::vector<MPI_Datatype*> types;
+  for (auto h = x.held.begin() + x.window; h != x.held.end(); ++h) types.push_back(&h->type);
+  return own_types(types, x.owned);
 }
 
 void post_all_sends(Exchange& x) {
@@ -630,50 +637,68 @@ int iregular(const void* sendbuf, typename Call::C sendcount, MPI_Datatype sendt
   return Call::regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
 }
 
-// The w forms (MPI_Ialltoallw, MPI_Ineighbor_alltoallw): every block its own datatype, its
-// displacement in bytes. `nb`: the neighbourhood form's lists (block i goes to the i-th
-// destination and comes from the i-th source), nullptr for MPI_Ialltoallw (block j is rank j's).
-// Returns whether the engine started the call; when not, the caller passes it to MPI.
+// The blocks of a w form (MPI_Ialltoallw, MPI_Ineighbor_alltoallw and their persistent forms):
+// every block its own datatype, its displacement in bytes. `nb`: the neighbourhood form's lists
+// (block i goes to the i-th destination and comes from the i-th source), nullptr where block j
+// is rank j's.
 template <typename C, typename D>
-bool start_wide(const std::shared_ptr<Channel>& ch, const Neighbours* nb, int n,
-                const void* sendbuf, const C* sendcounts, const D* sdispls,
-                const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts,
-                const D* rdispls, const MPI_Datatype* recvtypes, MPI_Request* req) {
-  if (!ch || !req || sendbuf == MPI_IN_PLACE || !sendcounts || !sdispls || !sendtypes ||
-      !recvcounts || !rdispls || !recvtypes || n <= 0)
-    return false;
-  // Rank j's place in the call's arrays on each side; -1: no block.
-  std::vector<int> to(static_cast<std::size_t>(n)), from(to.size());
-  if (nb) {
-    std::fill(to.begin(), to.end(), -1);
-    std::fill(from.begin(), from.end(), -1);
+class Wide {
+ public:
+  Wide(const Neighbours* nb, int n, const void* sendbuf, const C* sendcounts, const D* sdispls,
+       const MPI_Datatype* sendtypes, const void* recvbuf, const C* recvcounts, const D* rdispls,
+       const MPI_Datatype* recvtypes)
+      : send_{sendbuf, sendcounts, sdispls, sendtypes},
+        recv_{recvbuf, recvcounts, rdispls, recvtypes},
+        to_(static_cast<std::size_t>(std::max(n, 0)), -1),
+        from_(to_.size(), -1) {
+    if (!nb) {
+      std::iota(to_.begin(), to_.end(), 0);
+      std::iota(from_.begin(), from_.end(), 0);
+      return;
+    }
     auto place = [](const std::vector<int>& ranks, std::vector<int>& at) {
       for (std::size_t i = 0; i < ranks.size(); ++i)
         if (ranks[i] != MPI_PROC_NULL) at[static_cast<std::size_t>(ranks[i])] = static_cast<int>(i);
     };
-    place(nb->destinations, to);
-    place(nb->sources, from);
-  } else {
-    std::iota(to.begin(), to.end(), 0);
-    std::iota(from.begin(), from.end(), 0);
+    place(nb->destinations, to_);
+    place(nb->sources, from_);
   }
-  auto block = [](const void* buf, const C* counts, const D* displs, const MPI_Datatype* types,
-                  int i) {
-    Block b;
-    if (i < 0 || counts[i] == 0) return b;
-    b.at = static_cast<const char*>(buf) + displs[i];
-    b.count = static_cast<Count>(counts[i]);
-    b.type = types[i];
-    if (b.type == MPI_DATATYPE_NULL || PMPI_Type_size(b.type, &b.type_size) != MPI_SUCCESS)
-      b.type_size = -1;
-    return b;
+  // Whether the engine may run the call: every array there, not in place.
+  bool usable() const {
+    return !to_.empty() && send_.buf != MPI_IN_PLACE && send_.complete() && recv_.complete();
+  }
+  Block send(int j) const { return send_.block(to_[static_cast<std::size_t>(j)]); }
+  Block recv(int j) const { return recv_.block(from_[static_cast<std::size_t>(j)]); }
+
+ private:
+  struct Side {
+    const void* buf;
+    const C* counts;
+    const D* displs;
+    const MPI_Datatype* types;
+    bool complete() const { return counts && displs && types; }
+    Block block(int i) const {
+      Block b;
+      if (i < 0 || counts[i] == 0) return b;
+      b.at = static_cast<const char*>(buf) + displs[i];
+      b.count = static_cast<Count>(counts[i]);
+      b.type = types[i];
+      if (b.type == MPI_DATATYPE_NULL || PMPI_Type_size(b.type, &b.type_size) != MPI_SUCCESS)
+        b.type_size = -1;
+      return b;
+    }
   };
-  auto send = [&](int j) {
-    return block(sendbuf, sendcounts, sdispls, sendtypes, to[static_cast<std::size_t>(j)]);
-  };
-  auto recv = [&](int j) {
-    return block(recvbuf, recvcounts, rdispls, recvtypes, from[static_cast<std::size_t>(j)]);
-  };
+  Side send_, recv_;
+  std::vector<int> to_, from_;  // rank j's place in the call's arrays on each side; -1: none
+};
+
+// Starts a w form; false when the engine does not run it (the caller passes it to MPI).
+template <typename C, typename D>
+bool start_wide(const std::shared_ptr<Channel>& ch, const Wide<C, D>& w, int n, bool neighbourhood,
+                MPI_Request* req) {
+  if (!ch || !req || !w.usable()) return false;
+  auto send = [&w](int j) { return w.send(j); };
+  auto recv = [&w](int j) { return w.recv(j); };
   const Arm mode = call_mode(*ch, [&] {
     auto bytes = [](auto side) {
       return [side](int j) {
@@ -681,7 +706,7 @@ bool start_wide(const std::shared_ptr<Channel>& ch, const Neighbours* nb, int n,
         return static_cast<long long>(b.count) * b.type_size;
       };
     };
-    return shape_of_bytes(nb ? 5 : 4, n, bytes(send), n, bytes(recv));
+    return shape_of_bytes(neighbourhood ? 5 : 4, n, bytes(send), n, bytes(recv));
   });
   return mode != learn::EngineTrial::native && start_blocks(ch, n, send, recv, mode, req, nullptr);
 }
@@ -692,10 +717,12 @@ int ialltoallw_of(const void* sendbuf, const typename Call::C* sendcounts, const
                   const typename Call::C* recvcounts, const D* rdispls,
                   const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
   int n = 0;
-  if (auto ch = channel_for(comm); ch && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
-                                   start_wide(ch, nullptr, n, sendbuf, sendcounts, sdispls,
-                                              sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                              req))
+  if (auto ch = channel_for(comm);
+      ch && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
+      start_wide(ch,
+                 Wide(static_cast<const Neighbours*>(nullptr), n, sendbuf, sendcounts, sdispls,
+                      sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+                 n, false, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return Call::wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
@@ -711,8 +738,10 @@ int ineighbor_alltoallw_of(const void* sendbuf, const typename Call::C* sendcoun
   const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
   int n = 0;
   if (nb && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
-      start_wide(ch, nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                 recvtypes, req))
+      start_wide(ch,
+                 Wide(nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                      rdispls, recvtypes),
+                 n, true, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return Call::neighbor_wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
@@ -999,40 +1028,73 @@ int ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
 #ifdef COMMSCHED_PCOLL
 namespace {
 
-// Binds a persistent exchange (counts and displacements spread over the channel's ranks) and
-// hands its proxy to the application; false when it cannot (the caller passes the init to MPI).
-bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
-                   std::vector<Count> sc, std::vector<Count> sd, void* recvbuf,
-                   MPI_Datatype recvtype, std::vector<Count> rc, std::vector<Count> rd,
-                   MPI_Request* req) {
+// Binds a persistent exchange, rank j's blocks `send(j)` and `recv(j)` on the channel's `n`
+// ranks, and hands its proxy to the application; false when it cannot (the caller passes the
+// init to MPI).
+template <typename SendBlock, typename RecvBlock>
+bool bind_blocks(const std::shared_ptr<Channel>& ch, int n, SendBlock send, RecvBlock recv,
+                 MPI_Request* req) {
   Engine& e = engine();
-  Side probe{};
   // Under auto a persistent exchange stays MPI's own: its verdict may come after the init.
-  if (e.automatic() || !req || sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, probe) ||
-      !describe(recvbuf, recvtype, probe))
-    return false;
-  for (std::size_t j = 0; j < sc.size(); ++j)
-    if (sc[j] < 0 || rc[j] < 0) return false;
-  if (e.self == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &e.self) != MPI_SUCCESS) return false;
+  if (e.automatic() || !ch || !req || n <= 0) return false;
   auto b = std::make_unique<Bound>();
+  for (int j = 0; j < n; ++j) {
+    b->send.push_back(send(j));
+    b->recv.push_back(recv(j));
+    for (const Block* k : {&b->send.back(), &b->recv.back()})
+      if (k->count < 0 || k->type_size < 0) return false;
+  }
+  if (e.self == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &e.self) != MPI_SUCCESS) return false;
+  // The application may free its datatypes once the init returns.
+  std::vector<MPI_Datatype*> types;
+  for (auto* side : {&b->send, &b->recv})
+    for (Block& k : *side)
+      if (static_cast<long long>(k.count) * k.type_size != 0) types.push_back(&k.type);
+  if (!own_types(types, b->owned)) return false;
   b->channel = ch;
   b->signal = e.signals++ % 32767;
-  b->sendbuf = sendbuf;
-  b->recvbuf = recvbuf;
-  // The application may free its datatypes once the init returns.
-  if (PMPI_Type_dup(sendtype, &b->sendtype) != MPI_SUCCESS) return false;
-  if (PMPI_Type_dup(recvtype, &b->recvtype) != MPI_SUCCESS ||
-      PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, b->signal, e.self, &b->proxy) != MPI_SUCCESS) {
-    PMPI_Type_free(&b->sendtype);
-    if (b->recvtype != MPI_DATATYPE_NULL) PMPI_Type_free(&b->recvtype);
+  if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, b->signal, e.self, &b->proxy) != MPI_SUCCESS) {
+    for (MPI_Datatype& t : b->owned) PMPI_Type_free(&t);
     return false;
   }
-  b->sc = std::move(sc), b->sd = std::move(sd), b->rc = std::move(rc), b->rd = std::move(rd);
   *req = b->proxy;
   ++ch->bound;
   e.bound.emplace(b->proxy, std::move(b));
   detail::nb_bound = static_cast<int>(e.bound.size());
   return true;
+}
+
+// The forms with one datatype per side: counts and displacements (in extents of the type)
+// spread over the channel's ranks.
+bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype sendtype,
+                   const std::vector<Count>& sc, const std::vector<Count>& sd, void* recvbuf,
+                   MPI_Datatype recvtype, const std::vector<Count>& rc,
+                   const std::vector<Count>& rd, MPI_Request* req) {
+  Side s{}, r{};
+  if (sendbuf == MPI_IN_PLACE || !describe(sendbuf, sendtype, s) ||
+      !describe(recvbuf, recvtype, r))
+    return false;
+  auto at = [](const std::vector<Count>& v, int j) { return v[static_cast<std::size_t>(j)]; };
+  return bind_blocks(
+      ch, static_cast<int>(sc.size()),
+      [&](int j) {
+        return Block{s.base + static_cast<MPI_Aint>(at(sd, j)) * s.extent, at(sc, j), sendtype,
+                     s.type_size};
+      },
+      [&](int j) {
+        return Block{r.base + static_cast<MPI_Aint>(at(rd, j)) * r.extent, at(rc, j), recvtype,
+                     r.type_size};
+      },
+      req);
+}
+
+// The w forms.
+template <typename C, typename D>
+bool bind_wide(const std::shared_ptr<Channel>& ch, const Wide<C, D>& w, int n,
+               MPI_Request* req) {
+  return w.usable() &&
+         bind_blocks(ch, n, [&w](int j) { return w.send(j); }, [&w](int j) { return w.recv(j); },
+                     req);
 }
 
 template <typename T>
@@ -1086,7 +1148,91 @@ bool bind_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, v
                        regular(recvcount, n, false), regular(recvcount, n, true), req);
 }
 
+// The w forms, int or large-count: block j is rank j's, or (`neighbourhood`) the topology's.
+template <typename C, typename D>
+bool bind_w(bool neighbourhood, const void* sendbuf, const C* sendcounts, const D* sdispls,
+            const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts, const D* rdispls,
+            const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
+  auto ch = channel_for(comm);
+  const Neighbours* nb = neighbourhood && ch && ch->neighbours ? neighbours(comm) : nullptr;
+  const int n = size_of(comm);
+  return ch && n > 0 && (nb || !neighbourhood) &&
+         bind_wide(ch,
+                   Wide(nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                        rdispls, recvtypes),
+                   n, req);
+}
+
 }  // namespace
+
+bool bind_alltoallw_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                         const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                         MPI_Request* req) {
+  return bind_w(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                recvtypes, comm, req);
+}
+
+bool bind_neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts,
+                                  const MPI_Aint* sdispls, const MPI_Datatype* sendtypes,
+                                  void* recvbuf, const int* recvcounts, const MPI_Aint* rdispls,
+                                  const MPI_Datatype* recvtypes, MPI_Comm comm,
+                                  MPI_Request* req) {
+  return bind_w(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                recvtypes, comm, req);
+}
+
+int alltoallw_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                   const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                   const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                   MPI_Info info, MPI_Request* req) {
+  if (bind_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return COMMSCHED_PPCOLL(Alltoallw_init)(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                          recvcounts, rdispls, recvtypes, comm, info, req);
+}
+
+int neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                            const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                            const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                            MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  if (bind_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes, comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return COMMSCHED_PPCOLL(Neighbor_alltoallw_init)(sendbuf, sendcounts, sdispls, sendtypes,
+                                                   recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                                   info, req);
+}
+
+#if MPI_VERSION >= 4
+int alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                     const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                     const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* req) {
+  if (bind_w(false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+             recvtypes, comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                               rdispls, recvtypes, comm, info, req);
+}
+
+int neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts,
+                              const MPI_Aint* sdispls, const MPI_Datatype* sendtypes,
+                              void* recvbuf, const MPI_Count* recvcounts,
+                              const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                              MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  if (bind_w(true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+             recvtypes, comm, req))
+    return MPI_SUCCESS;
+  nb_passed();
+  return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes, comm, info, req);
+}
+#endif
 
 bool bind_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
                          MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
@@ -1223,8 +1369,10 @@ void nb_start(int count, const MPI_Request* reqs) {
     auto it = e.bound.find(reqs[i]);
     if (it == e.bound.end() || e.by_request.count(reqs[i])) continue;  // not ours, or active
     const Bound& b = *it->second;
-    start(b.channel, b.sendbuf, b.sendtype, at(b.sc), at(b.sd), b.recvbuf, b.recvtype, at(b.rc),
-          at(b.rd), fixed_mode(), nullptr, &b);
+    start_blocks(
+        b.channel, static_cast<int>(b.send.size()),
+        [&b](int j) { return b.send[static_cast<std::size_t>(j)]; },
+        [&b](int j) { return b.recv[static_cast<std::size_t>(j)]; }, fixed_mode(), nullptr, &b);
   }
 }
 
@@ -1233,8 +1381,7 @@ void nb_request_free(MPI_Request req) {
   auto it = e.bound.find(req);
   if (it == e.bound.end() || e.by_request.count(req)) return;  // not ours, or active
   Bound& b = *it->second;
-  PMPI_Type_free(&b.sendtype);
-  PMPI_Type_free(&b.recvtype);
+  for (MPI_Datatype& t : b.owned) PMPI_Type_free(&t);
   --b.channel->bound;
   b.channel->release_if_unused();
   e.bound.erase(it);

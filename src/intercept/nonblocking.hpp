@@ -139,6 +139,25 @@ bool bind_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatyp
                                  MPI_Comm comm, MPI_Request* req);
 /// MPI's own init of a persistent exchange the engine did not take (counted as passed).
 void nb_passed();
+/// The w forms (MPI_Alltoallw_init, MPI_Neighbor_alltoallw_init): each block with its own
+/// datatype, of which the binding keeps duplicates; displacements in bytes.
+int alltoallw_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                   const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                   const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                   MPI_Info info, MPI_Request* req);
+int neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                            const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                            const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                            MPI_Comm comm, MPI_Info info, MPI_Request* req);
+bool bind_alltoallw_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                         const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                         MPI_Request* req);
+bool bind_neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts,
+                                  const MPI_Aint* sdispls, const MPI_Datatype* sendtypes,
+                                  void* recvbuf, const int* recvcounts, const MPI_Aint* rdispls,
+                                  const MPI_Datatype* recvtypes, MPI_Comm comm,
+                                  MPI_Request* req);
 #if MPI_VERSION >= 4
 /// The large-count inits (MPI-4), bound as the int ones (a block past int goes as
 /// MPI_Isend_c / MPI_Irecv_c); otherwise MPI's own.
@@ -157,6 +176,15 @@ int neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts,
 int neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Info info, MPI_Request* req);
+int alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                     const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                     const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* req);
+int neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts,
+                              const MPI_Aint* sdispls, const MPI_Datatype* sendtypes,
+                              void* recvbuf, const MPI_Count* recvcounts,
+                              const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                              MPI_Comm comm, MPI_Info info, MPI_Request* req);
 #endif
 #endif
 /// MPI_Start and MPI_Startall, before MPI starts `reqs`: the engine's persistent exchanges among

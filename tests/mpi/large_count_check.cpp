@@ -3,7 +3,7 @@
 // learning: MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Alltoallw_c, MPI_Neighbor_alltoallv_c,
 // MPI_Neighbor_alltoall_c, MPI_Neighbor_alltoallw_c, the non-blocking MPI_Ialltoallv_c,
 // MPI_Ialltoall_c, MPI_Ialltoallw_c, MPI_Ineighbor_alltoallv_c, MPI_Ineighbor_alltoall_c,
-// MPI_Ineighbor_alltoallw_c and the persistent _init_c forms of the v and regular ones.
+// MPI_Ineighbor_alltoallw_c and their persistent _init_c forms.
 // Also: the int and large-count forms of MPI_Alltoallv alternating on one pattern, and a call
 // whose displacements do not fit in int on rank 0 alone (MPI_BOTTOM with absolute addresses),
 // which every rank must then run as MPI's own.
@@ -261,6 +261,24 @@ int main(int argc, char** argv) {
                     MPI_INFO_NULL, &q),
                 q, lib);
   }));
+  tally(run_case("Alltoallw_init_c", out.size, in.size, false, [&](bool lib, auto& s, auto& r) {
+    MPI_Request q = MPI_REQUEST_NULL;
+    return once((lib ? MPI_Alltoallw_init_c : PMPI_Alltoallw_init_c)(
+                    s.data(), out.counts.data(), out.displs.data(), types.data(), r.data(),
+                    in.counts.data(), in.displs.data(), types.data(), MPI_COMM_WORLD,
+                    MPI_INFO_NULL, &q),
+                q, lib);
+  }));
+  tally(run_case("Neighbor_alltoallw_init_c", nout.size, nin.size, false,
+                 [&](bool lib, auto& s, auto& r) {
+                   MPI_Request q = MPI_REQUEST_NULL;
+                   return once(
+                       (lib ? MPI_Neighbor_alltoallw_init_c : PMPI_Neighbor_alltoallw_init_c)(
+                           s.data(), nout.counts.data(), nout.displs.data(), types.data(),
+                           r.data(), nin.counts.data(), nin.displs.data(), types.data(), graph,
+                           MPI_INFO_NULL, &q),
+                       q, lib);
+                 }));
   // Rank 0 sends from MPI_BOTTOM at absolute addresses, past int on a 64-bit address space: it
   // votes native, and every rank runs MPI's own call.
   std::vector<MPI_Aint> absolute(out.displs.size());

@@ -10,6 +10,17 @@
 #include <utility>
 #include <vector>
 
+// PCOLL(name): the persistent collectives where the MPI has them, MPI-4's (MPI_<name>) or Open
+// MPI 4.1's pcollreq extension (MPIX_<name>); undefined elsewhere.
+#if MPI_VERSION >= 4
+#define PCOLL(name) MPI_##name
+#elif defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PCOLL(name) MPIX_##name
+#endif
+#endif
+
 namespace mpi_test {
 
 /// splitmix64's finaliser: the source of every deterministic byte pattern and choice.

@@ -20,15 +20,6 @@
 
 #include "mpi_test_util.hpp"
 
-#if MPI_VERSION >= 4
-#define PCOLL(name) MPI_##name
-#elif defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define PCOLL(name) MPIX_##name
-#endif
-#endif
-
 #ifndef PCOLL
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
