@@ -318,55 +318,54 @@ void f_mpi_ineighbor_alltoall(const char* pmpi, void* sendbuf, MPI_Fint* sendcou
   *request = MPI_Request_c2f(r);
 }
 
-// The w forms: every block its own datatype; MPI_INEIGHBOR_ALLTOALLW's displacements are
-// INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint already.
-using IalltoallwFn = IalltoallvFn;
-using IneighborAlltoallwFn = void (*)(void*, MPI_Fint*, MPI_Aint*, MPI_Fint*, void*, MPI_Fint*,
-                                      MPI_Aint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+// Whether the engine takes a vector or w form on `c` (non-blocking or persistent): then `ns`
+// and `nr` are its arrays' lengths, the communicator's size or (`neighbor`) the topology's out-
+// and in-degree.
+bool engine_takes(bool neighbor, MPI_Comm c, const void* sendbuf, int& ns, int& nr) {
+  if (neighbor) return ci::nb_takes_neighbor(c, sendbuf) && ci::neighbor_degrees(c, &nr, &ns);
+  if (!ci::nb_takes(c, sendbuf)) return false;
+  ns = nr = peers(c);
+  return true;
+}
 
-void f_mpi_ialltoallw(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                      MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls,
-                      MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+// The w forms (MPI_IALLTOALLW, and MPI_INEIGHBOR_ALLTOALLW, whose displacements are
+// INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint already): every block its own datatype.
+template <typename D>
+void f_iw(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, D* sdispls, MPI_Fint* sendtypes,
+          void* recvbuf, MPI_Fint* recvcounts, D* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+          MPI_Fint* request, MPI_Fint* ierr) {
+  constexpr bool neighbor = std::is_same_v<D, MPI_Aint>;
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   const void* sb = fortran_buffer(sendbuf);
-  if (!ci::nb_takes(c, sb)) {
-    if (auto fn = next_symbol<IalltoallwFn>(pmpi))
+  int ns = 0, nr = 0;
+  if (!engine_takes(neighbor, c, sb, ns, nr)) {
+    using Fn = void (*)(void*, MPI_Fint*, D*, MPI_Fint*, void*, MPI_Fint*, D*, MPI_Fint*,
+                        MPI_Fint*, MPI_Fint*, MPI_Fint*);
+    if (auto fn = next_symbol<Fn>(pmpi))
       return fn(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                 comm, request, ierr);
     return set_ierr(ierr, MPI_ERR_INTERN);
   }
-  const int size = peers(c);
-  const Ints sc = ints(sendcounts, size), sd = ints(sdispls, size);
-  const Ints rcv = ints(recvcounts, size), rd = ints(rdispls, size);
-  const Types st = types(sendtypes, size), rt = types(recvtypes, size);
+  const Ints sc = ints(sendcounts, ns), rcv = ints(recvcounts, nr);
+  const Types st = types(sendtypes, ns), rt = types(recvtypes, nr);
+  void* rb = const_cast<void*>(fortran_buffer(recvbuf));
   MPI_Request r = MPI_REQUEST_NULL;
-  set_ierr(ierr, ci::ialltoallw(sb, sc.data(), sd.data(), st.data(),
-                                const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
-                                rd.data(), rt.data(), c, &r));
+  if constexpr (neighbor) {
+    set_ierr(ierr, ci::ineighbor_alltoallw(sb, sc.data(), sdispls, st.data(), rb, rcv.data(),
+                                           rdispls, rt.data(), c, &r));
+  } else {
+    const Ints sd = ints(sdispls, ns), rd = ints(rdispls, nr);
+    set_ierr(ierr, ci::ialltoallw(sb, sc.data(), sd.data(), st.data(), rb, rcv.data(), rd.data(),
+                                  rt.data(), c, &r));
+  }
   *request = MPI_Request_c2f(r);
 }
 
-void f_mpi_ineighbor_alltoallw(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
-                               MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf,
-                               MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes,
-                               MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void* sb = fortran_buffer(sendbuf);
-  int sources = 0, destinations = 0;
-  if (!ci::nb_takes_neighbor(c, sb) || !ci::neighbor_degrees(c, &sources, &destinations)) {
-    if (auto fn = next_symbol<IneighborAlltoallwFn>(pmpi))
-      return fn(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                comm, request, ierr);
-    return set_ierr(ierr, MPI_ERR_INTERN);
-  }
-  const Ints sc = ints(sendcounts, destinations), rcv = ints(recvcounts, sources);
-  const Types st = types(sendtypes, destinations), rt = types(recvtypes, sources);
-  MPI_Request r = MPI_REQUEST_NULL;
-  set_ierr(ierr, ci::ineighbor_alltoallw(sb, sc.data(), sdispls, st.data(),
-                                         const_cast<void*>(fortran_buffer(recvbuf)), rcv.data(),
-                                         rdispls, rt.data(), c, &r));
-  *request = MPI_Request_c2f(r);
-}
+// The entry points' shape, as COMMSCHED_FORTRAN expects them.
+template <typename... A>
+void f_mpi_ialltoallw(const char* pmpi, A... a) { f_iw(pmpi, a...); }
+template <typename... A>
+void f_mpi_ineighbor_alltoallw(const char* pmpi, A... a) { f_iw(pmpi, a...); }
 
 #ifdef COMMSCHED_PCOLLREQ
 // The persistent forms of Open MPI's pcollreq extension (MPIX_ALLTOALLV_INIT and the like):
@@ -378,15 +377,6 @@ using AlltoallvInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, 
 using AlltoallInitFn = void (*)(void*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*,
                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
 
-// Whether the engine may bind a vector or w form on `c`: then `ns` and `nr` are its arrays'
-// lengths, the communicator's size or (`neighbor`) the topology's out- and in-degree.
-bool engine_binds(bool neighbor, MPI_Comm c, const void* sendbuf, int& ns, int& nr) {
-  if (neighbor) return ci::nb_takes_neighbor(c, sendbuf) && ci::neighbor_degrees(c, &nr, &ns);
-  if (!ci::nb_takes(c, sendbuf)) return false;
-  ns = nr = peers(c);
-  return true;
-}
-
 // The vector forms (MPIX_ALLTOALLV_INIT, MPIX_NEIGHBOR_ALLTOALLV_INIT): counts and
 // displacements as long as the communicator, or as the topology's lists.
 void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcounts,
@@ -396,7 +386,7 @@ void f_vector_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sen
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   const void* sb = fortran_buffer(sendbuf);
   int ns = 0, nr = 0;
-  if (engine_binds(neighbor, c, sb, ns, nr)) {
+  if (engine_takes(neighbor, c, sb, ns, nr)) {
     const Ints sc = ints(sendcounts, ns), sd = ints(sdispls, ns);
     const Ints rc = ints(recvcounts, nr), rd = ints(rdispls, nr);
     const auto bind = neighbor ? ci::bind_neighbor_alltoallv_init : ci::bind_alltoallv_init;
@@ -440,20 +430,21 @@ void f_regular_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* se
 // The w forms (MPIX_ALLTOALLW_INIT, and MPIX_NEIGHBOR_ALLTOALLW_INIT, whose displacements are
 // INTEGER(KIND=MPI_ADDRESS_KIND)): a datatype per block.
 template <typename D>
-void f_w_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, D* sdispls,
+void f_w_init(const char* pmpi, void* sendbuf, MPI_Fint* sendcounts, D* sdispls,
               MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts, D* rdispls,
               MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request,
               MPI_Fint* ierr) {
+  constexpr bool neighbor = std::is_same_v<D, MPI_Aint>;
   const MPI_Comm c = MPI_Comm_f2c(*comm);
   const void* sb = fortran_buffer(sendbuf);
   int ns = 0, nr = 0;
-  if (engine_binds(neighbor, c, sb, ns, nr)) {
+  if (engine_takes(neighbor, c, sb, ns, nr)) {
     const Ints sc = ints(sendcounts, ns), rc = ints(recvcounts, nr);
     const Types st = types(sendtypes, ns), rt = types(recvtypes, nr);
     void* rb = const_cast<void*>(fortran_buffer(recvbuf));
     MPI_Request r = MPI_REQUEST_NULL;
     bool bound = false;
-    if constexpr (std::is_same_v<D, MPI_Aint>) {
+    if constexpr (neighbor) {
       bound = ci::bind_neighbor_alltoallw_init(sb, sc.data(), sdispls, st.data(), rb, rc.data(),
                                                rdispls, rt.data(), c, &r);
     } else {
@@ -477,9 +468,9 @@ void f_w_init(bool neighbor, const char* pmpi, void* sendbuf, MPI_Fint* sendcoun
 
 // The entry points' shape, as COMMSCHED_FORTRAN expects them.
 template <typename... A>
-void f_mpix_alltoallw_init(const char* pmpi, A... a) { f_w_init(false, pmpi, a...); }
+void f_mpix_alltoallw_init(const char* pmpi, A... a) { f_w_init(pmpi, a...); }
 template <typename... A>
-void f_mpix_neighbor_alltoallw_init(const char* pmpi, A... a) { f_w_init(true, pmpi, a...); }
+void f_mpix_neighbor_alltoallw_init(const char* pmpi, A... a) { f_w_init(pmpi, a...); }
 template <typename... A>
 void f_mpix_alltoallv_init(const char* pmpi, A... a) { f_vector_init(false, pmpi, a...); }
 template <typename... A>

@@ -112,7 +112,6 @@ struct HeldSend {
   int peer;
 };
 
-
 struct Exchange {
   std::shared_ptr<Channel> channel;
   int tag = 0;
@@ -366,8 +365,15 @@ Arm call_mode(Channel& c, Shape&& shape) {
 // One side of a call with one datatype: where its blocks start, and the type's facts.
 struct Side {
   const char* base;
+  MPI_Datatype type;
   MPI_Aint extent;
   int type_size;
+  // The block of `count` elements `displ` extents past the base.
+  template <typename C, typename D>
+  Block block(C count, D displ) const {
+    return {base + static_cast<MPI_Aint>(displ) * extent, static_cast<Count>(count), type,
+            type_size};
+  }
 };
 
 bool describe(const void* buf, MPI_Datatype type, Side& s) {
@@ -376,7 +382,13 @@ bool describe(const void* buf, MPI_Datatype type, Side& s) {
   if (PMPI_Type_get_extent(type, &lb, &s.extent) != MPI_SUCCESS) return false;
   if (PMPI_Type_size(type, &s.type_size) != MPI_SUCCESS) return false;
   s.base = static_cast<const char*>(buf);
+  s.type = type;
   return true;
+}
+
+int size_of(MPI_Comm comm) {
+  int n = 0;
+  return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
 }
 
 // Starts the exchange on the channel's `n` ranks; peer j's blocks are `send(j)` and `recv(j)`.
@@ -449,16 +461,8 @@ bool start(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_Datatype
       !describe(recvbuf, recvtype, r))
     return false;
   return start_blocks(
-      ch, n,
-      [&](int j) {
-        return Block{s.base + static_cast<MPI_Aint>(sdispl(j)) * s.extent,
-                     static_cast<Count>(scount(j)), sendtype, s.type_size};
-      },
-      [&](int j) {
-        return Block{r.base + static_cast<MPI_Aint>(rdispl(j)) * r.extent,
-                     static_cast<Count>(rcount(j)), recvtype, r.type_size};
-      },
-      mode, req, bound);
+      ch, n, [&](int j) { return s.block(scount(j), sdispl(j)); },
+      [&](int j) { return r.block(rcount(j), rdispl(j)); }, mode, req, bound);
 }
 
 void free_channel(Channel& c) {
@@ -663,10 +667,11 @@ class Wide {
     place(nb->destinations, to_);
     place(nb->sources, from_);
   }
-  // Whether the engine may run the call: every array there, not in place.
+  // Whether the engine may run the call: ranks to run it on, every array there, not in place.
   bool usable() const {
     return !to_.empty() && send_.buf != MPI_IN_PLACE && send_.complete() && recv_.complete();
   }
+  int ranks() const { return static_cast<int>(to_.size()); }
   Block send(int j) const { return send_.block(to_[static_cast<std::size_t>(j)]); }
   Block recv(int j) const { return recv_.block(from_[static_cast<std::size_t>(j)]); }
 
@@ -692,11 +697,25 @@ class Wide {
   std::vector<int> to_, from_;  // rank j's place in the call's arrays on each side; -1: none
 };
 
+// The blocks of a w form on `ch` (`comm`'s channel): none (not usable) where the engine cannot
+// run it there, as on a neighbourhood call on a topology that names a rank twice.
+template <typename C, typename D>
+Wide<C, D> wide_of(const Channel* ch, MPI_Comm comm, bool neighbourhood, const void* sendbuf,
+                   const C* sendcounts, const D* sdispls, const MPI_Datatype* sendtypes,
+                   const void* recvbuf, const C* recvcounts, const D* rdispls,
+                   const MPI_Datatype* recvtypes) {
+  const Neighbours* nb = neighbourhood && ch && ch->neighbours ? neighbours(comm) : nullptr;
+  const int n = ch && (nb || !neighbourhood) ? size_of(comm) : 0;
+  return Wide(nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+              recvtypes);
+}
+
 // Starts a w form; false when the engine does not run it (the caller passes it to MPI).
 template <typename C, typename D>
-bool start_wide(const std::shared_ptr<Channel>& ch, const Wide<C, D>& w, int n, bool neighbourhood,
+bool start_wide(const std::shared_ptr<Channel>& ch, const Wide<C, D>& w, bool neighbourhood,
                 MPI_Request* req) {
   if (!ch || !req || !w.usable()) return false;
+  const int n = w.ranks();
   auto send = [&w](int j) { return w.send(j); };
   auto recv = [&w](int j) { return w.recv(j); };
   const Arm mode = call_mode(*ch, [&] {
@@ -716,13 +735,11 @@ int ialltoallw_of(const void* sendbuf, const typename Call::C* sendcounts, const
                   const MPI_Datatype* sendtypes, void* recvbuf,
                   const typename Call::C* recvcounts, const D* rdispls,
                   const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
-  int n = 0;
-  if (auto ch = channel_for(comm);
-      ch && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
-      start_wide(ch,
-                 Wide(static_cast<const Neighbours*>(nullptr), n, sendbuf, sendcounts, sdispls,
-                      sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
-                 n, false, req))
+  const auto ch = channel_for(comm);
+  if (start_wide(ch,
+                 wide_of(ch.get(), comm, false, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes),
+                 false, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return Call::wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
@@ -734,14 +751,11 @@ int ineighbor_alltoallw_of(const void* sendbuf, const typename Call::C* sendcoun
                            const D* sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
                            const typename Call::C* recvcounts, const D* rdispls,
                            const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
-  auto ch = channel_for(comm);
-  const Neighbours* nb = ch && ch->neighbours ? neighbours(comm) : nullptr;
-  int n = 0;
-  if (nb && PMPI_Comm_size(comm, &n) == MPI_SUCCESS &&
-      start_wide(ch,
-                 Wide(nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                      rdispls, recvtypes),
-                 n, true, req))
+  const auto ch = channel_for(comm);
+  if (start_wide(ch,
+                 wide_of(ch.get(), comm, true, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes),
+                 true, req))
     return MPI_SUCCESS;
   ++engine().passed;
   return Call::neighbor_wide(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
@@ -1076,25 +1090,8 @@ bool bind_exchange(const std::shared_ptr<Channel>& ch, const void* sendbuf, MPI_
     return false;
   auto at = [](const std::vector<Count>& v, int j) { return v[static_cast<std::size_t>(j)]; };
   return bind_blocks(
-      ch, static_cast<int>(sc.size()),
-      [&](int j) {
-        return Block{s.base + static_cast<MPI_Aint>(at(sd, j)) * s.extent, at(sc, j), sendtype,
-                     s.type_size};
-      },
-      [&](int j) {
-        return Block{r.base + static_cast<MPI_Aint>(at(rd, j)) * r.extent, at(rc, j), recvtype,
-                     r.type_size};
-      },
-      req);
-}
-
-// The w forms.
-template <typename C, typename D>
-bool bind_wide(const std::shared_ptr<Channel>& ch, const Wide<C, D>& w, int n,
-               MPI_Request* req) {
-  return w.usable() &&
-         bind_blocks(ch, n, [&w](int j) { return w.send(j); }, [&w](int j) { return w.recv(j); },
-                     req);
+      ch, static_cast<int>(sc.size()), [&](int j) { return s.block(at(sc, j), at(sd, j)); },
+      [&](int j) { return r.block(at(rc, j), at(rd, j)); }, req);
 }
 
 template <typename T>
@@ -1119,11 +1116,6 @@ bool bind_neighbours(const std::shared_ptr<Channel>& ch, MPI_Comm comm, const vo
   Spread<Count> v(*nb, n, sendcounts, sdispls, sendcount, recvcounts, rdispls, recvcount);
   return bind_exchange(ch, sendbuf, sendtype, std::move(v.sc), std::move(v.sd), recvbuf, recvtype,
                        std::move(v.rc), std::move(v.rd), req);
-}
-
-int size_of(MPI_Comm comm) {
-  int n = 0;
-  return PMPI_Comm_size(comm, &n) == MPI_SUCCESS ? n : 0;
 }
 
 // The vector and regular forms, int or large-count.
@@ -1153,14 +1145,12 @@ template <typename C, typename D>
 bool bind_w(bool neighbourhood, const void* sendbuf, const C* sendcounts, const D* sdispls,
             const MPI_Datatype* sendtypes, void* recvbuf, const C* recvcounts, const D* rdispls,
             const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* req) {
-  auto ch = channel_for(comm);
-  const Neighbours* nb = neighbourhood && ch && ch->neighbours ? neighbours(comm) : nullptr;
-  const int n = size_of(comm);
-  return ch && n > 0 && (nb || !neighbourhood) &&
-         bind_wide(ch,
-                   Wide(nb, n, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                        rdispls, recvtypes),
-                   n, req);
+  const auto ch = channel_for(comm);
+  const auto w = wide_of(ch.get(), comm, neighbourhood, sendbuf, sendcounts, sdispls, sendtypes,
+                         recvbuf, recvcounts, rdispls, recvtypes);
+  return w.usable() && bind_blocks(
+                           ch, w.ranks(), [&w](int j) { return w.send(j); },
+                           [&w](int j) { return w.recv(j); }, req);
 }
 
 }  // namespace
