@@ -1394,11 +1394,11 @@ bool clock_may_rest(const Global& s, const CommState& cs,
 
 // The lean path, the common call of a job that learns nothing yet: on the previous call's
 // communicator (one calling thread), with that call's counts and predefined types, between
-// learning probes. What the general path (exchange_general) does with such a call, and only
-// that: the counts' hash into the learner's history, MPI's own call, the count and the
-// communicator's recent time per call; one call in kClockEvery (or one a trial's measurement
-// waits for) reads the clock around MPI's call. Everything is checked here, in a small frame
-// of its own: set up, active, not paused (MPI_Pcontrol). False: the general path runs the call.
+// learning probes, on a call whose clock rests (kClockEvery). What the general path
+// (exchange_general) does with such a call, and only that: the counts' hash into the learner's
+// history, MPI's own call, the count and the communicator's recent time per call. Everything
+// is checked here, in a small frame of its own: set up, active, not paused (MPI_Pcontrol).
+// False: the general path runs the call.
 bool run_lean(const Exchange& x, int& rc) {
   Global& s = g();
   if (!s.initialised.load(std::memory_order_acquire) || !s.active || x.comm == MPI_COMM_NULL ||
@@ -1409,35 +1409,21 @@ bool run_lean(const Exchange& x, int& rc) {
       last.family != x.family)
     return false;
   CommState& cs = *last.state;
+  learn::EntryClock& entries = s.main_entries ? *s.main_entries : t_entries;
   if (cs.native_only || s.strategy_native || !x.describable || !cs.learner.learning() ||
-      cs.calls + 1 >= cs.next_probe || cs.per_call_s <= 0 || s.tracer.is_open() ||
+      cs.calls + 1 >= cs.next_probe || !clock_may_rest(s, cs, entries) ||
       !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
                          x.recvtype, static_cast<std::size_t>(cs.size)))
     return false;
   flush_point(x.name + 4);  // without "MPI_"
   cs.in_step.before_call(s.in_step, x.comm);
-  learn::EntryClock& entries = s.main_entries ? *s.main_entries : t_entries;
-  const bool rest = clock_may_rest(s, cs, entries);
   ++cs.calls;
   cs.call = x.name;
   cs.learner.repeat(cs.repeat.hash);
   close_unlearned_streak(cs);
-  if (rest) {
-    rc = x.native(x);
-    note_streak_call(cs, cs.per_call_s, false);
-    if (s.trial_budgeted) entries.in_calls_s += cs.per_call_s;
-    return true;
-  }
-  const double entry = now();
-  if (s.trial_budgeted) {
-    entries.enter(entry);
-    entries.next_wanted = false;
-  }
   rc = x.native(x);
-  const double seconds = now() - entry;
-  cs.note_clocked(seconds);
-  note_streak_call(cs, seconds, true);
-  if (s.trial_budgeted) entries.in_calls_s += seconds;
+  note_streak_call(cs, cs.per_call_s, false);
+  if (s.trial_budgeted) entries.in_calls_s += cs.per_call_s;
   return true;
 }
 
