@@ -1320,7 +1320,7 @@ void before_finalize() {
       s.all_native = false;
       return;
     }
-    h.bursts = p2p_finish(h.burst_level);  // collective: every active rank is here
+    h.bursts = p2p_finish(h.burst_level, h.burst_posts_native);  // collective: every rank
     if (s.provided == MPI_THREAD_MULTIPLE && bursts_requested(s.cfg))
       h.burst_native_reason = kThreadsBurstReason;
     std::vector<PatternRecord> recs;

@@ -100,7 +100,8 @@ struct BurstSummary {
 };
 
 /// Collective over MPI_COMM_WORLD (call from before_finalize on every rank): releases what is
-/// deferred and sums every rank's burst statistics; the result is meaningful on rank 0.
-std::vector<BurstSummary> p2p_finish(std::string& level_name);
+/// deferred and sums every rank's burst statistics, and in `posts_native` the posts that passed
+/// to MPI unwatched in native stretches; the results are meaningful on rank 0.
+std::vector<BurstSummary> p2p_finish(std::string& level_name, std::int64_t& posts_native);
 
 }  // namespace commsched::intercept

@@ -103,6 +103,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                        {"burst_level", h.burst_level},
                        {"burst_native_reason", h.burst_native_reason},
                        {"bursts", std::move(bursts)},
+                       {"burst_posts_native", h.burst_posts_native},
                        {"in_step", {{"mode", h.in_step},
                                     {"synced", h.in_step_synced},
                                     {"unsynced", h.in_step_unsynced},
@@ -152,6 +153,11 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (h.faults_injected > 0 || h.fallbacks > 0)
     std::fprintf(stderr, "[commsched]   %lld fault(s) injected, %lld fallback(s) to native\n",
                  static_cast<long long>(h.faults_injected), static_cast<long long>(h.fallbacks));
+  if (h.burst_posts_native > 0)
+    std::fprintf(stderr,
+                 "[commsched]   %lld Isend/Irecv post(s) went straight to MPI, unwatched: their "
+                 "bursts could not gain (summed over ranks)\n",
+                 static_cast<long long>(h.burst_posts_native));
   for (const BurstSummary& b : h.bursts)
     std::fprintf(stderr,
                  "[commsched]   burst pattern %d (bursts=%s): %lld rank(s), up to %lld posts, %lld "

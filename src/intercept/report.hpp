@@ -69,6 +69,7 @@ struct ReportHeader {
   std::string thread_level = "single";  ///< what MPI_Init_thread provided
   std::string burst_native_reason;   ///< why Isend/Irecv bursts ran natively, when set to watch
   std::vector<BurstSummary> bursts;  ///< Isend/Irecv burst patterns, already summed over ranks
+  std::int64_t burst_posts_native = 0;  ///< posts passed to MPI unwatched; summed over ranks
   std::string in_step = "off";       ///< COMMSCHED_IN_STEP as applied
   std::int64_t in_step_synced = 0;   ///< communicators run in step; summed over ranks
   std::int64_t in_step_unsynced = 0;  ///< communicators its trial left native; summed
