@@ -221,8 +221,18 @@ ISSUE5_1024_STRATEGIES = ["native", "ac", "color", "mesh2d", "grid3d", "hypercub
 # auto's trial: candidates it runs (the 3 best predicted and native), calls each in SMPI
 # (deterministic: COMMSCHED_TRIAL_CALLS=1, i.e. 2 calls, the first discarded).
 # COMMSCHED_TRIAL_SECONDS=0: no extra rounds for short calls, which a simulation has no noise
-# to need (and would pay dearly for at 1024 ranks).
+# to need (and would pay dearly for at 1024 ranks). COMMSCHED_TRIAL_BUDGET=1: the steady state
+# after learning and trial is what the column shows, so neither waits for a budget.
 AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
+# The trial pairs each candidate's calls with native calls and decides at checkpoints of 1, 2,
+# 4, 8 and 16 pairs (src/learn/trial.hpp, kMaxRoundsPerCall), a candidate's first call
+# discarded: the most calls it can take for `tried` candidates, with the learning call and the
+# call that takes the decision.
+AUTO_TRIAL_MAX_PAIRS = 16
+
+
+def auto_trial_calls(tried):
+    return 1 + tried * (1 + 2 * AUTO_TRIAL_MAX_PAIRS * AUTO_TRIAL_CALLS) + 1
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
 NATIVE_AGREE_EVERY = 256
@@ -381,8 +391,8 @@ def model_fields(rep, sid):
         out["auto_candidates"] = [
             {k: c[k] for k in ("strategy", "predicted_s", "measured_s", "rejected")}
             for c in cands]
-        tried = [c for c in cands if not c["rejected"]]
-        out["auto_decided"] = all(c["measured_s"] >= 0 for c in tried)
+        # The first candidate to convince wins, so the others may stay unmeasured.
+        out["auto_decided"] = rep.get("strategy") not in (None, "undecided")
     return out
 
 
@@ -485,6 +495,7 @@ def smpi_main(a):
                         learn = "default" if n <= a.auto_native_max_ranks else "pair"
                         env["COMMSCHED_TRIAL_CALLS"] = str(AUTO_TRIAL_CALLS)
                         env["COMMSCHED_TRIAL_SECONDS"] = "0"
+                        env["COMMSCHED_TRIAL_BUDGET"] = "1"
                         # 1 learning call, the trial, 1 call to take the decision: the timed
                         # call runs auto's final choice (checked against the report below).
                         warmup = 1 + AUTO_TRIAL_CANDIDATES * (AUTO_TRIAL_CALLS + 1) + 1
@@ -502,6 +513,18 @@ def smpi_main(a):
                     args += ["--matrix-out", matrix_file]
                 cmd, rc, so, se, wall, r = smpi_run(a, smpirun, plat, n, hostfile, cfg,
                                                     [app] + args, env)
+                rep = read_report(report) if s != "native" and rc == 0 else None
+                if rep and SMPI_VARIANTS.get(s, (s, {}))[0] == "auto" and \
+                        not model_fields(rep, "auto")["auto_decided"]:
+                    # The trial needed more pairs than the first guess: again, with room for
+                    # the longest trial of the candidates it runs.
+                    tried = sum(1 for c in rep.get("candidates", []) if not c["rejected"])
+                    warmup = auto_trial_calls(max(tried, AUTO_TRIAL_CANDIDATES))
+                    i = args.index("--warmup")
+                    args[i + 1] = str(warmup)
+                    cmd, rc, so, se, wall2, r = smpi_run(a, smpirun, plat, n, hostfile, cfg,
+                                                         [app] + args, env)
+                    wall += wall2
                 if rc != 0 or "stats" not in r:
                     log(f"[bench] {plat} n={n} {w['workload']} {s}: failed rc={rc} "
                         f"after {wall:.0f} s\n{se[-1500:]}")
