@@ -159,7 +159,7 @@ void Trial::schedule_next() {
   const double native = native_own_estimate();
   const double base = std::max(total_s_ + calls_before_ * native, job_s_);
   const double spent = extra_s_ + spent_s_ + others_s_;
-  if (spent > share_ * base) {
+  if (share_ < 1.0 && spent > share_ * base) {  // a share of 1: the whole job, never waited for
     slot_ = Slot::native_alone;
     current_ = native_;
     // Native calls, each adding native's time to the base, until the budget covers the extra.

@@ -118,7 +118,8 @@ class Trial {
   /// This trial's spending so far: its extra time against native and add_spent (negative when
   /// its candidates saved more than that).
   double spent_seconds() const { return extra_s_ + spent_s_; }
-  /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set.
+  /// The budget's share of the time so far (COMMSCHED_TRIAL_BUDGET), kBudgetShare unless set;
+  /// 1 (or more): no call waits for the budget, whatever was spent.
   void set_budget_share(double share) { share_ = share > 0 ? share : kBudgetShare; }
   /// The share a trial gets where earlier trials beside it ended one of two ways: `decided`
   /// reached a verdict, `abandoned` were left undecided when their patterns went away (the

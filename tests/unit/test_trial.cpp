@@ -288,6 +288,21 @@ TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   EXPECT_LE(t.extra_seconds() + 20, Trial::kBudgetShare * (1000 + r.total_s) + 1.0);
 }
 
+TEST(Trial, ABudgetOfTheWholeJobNeverWaits) {
+  // COMMSCHED_TRIAL_BUDGET=1 ("learn and try at once"): whatever the learning spent, the pairs
+  // follow each other with no native call in between. A share just below 1 waits for it.
+  auto calls_with = [](double share) {
+    Trial t(cands({"native", "slow"}), 3, 0, 3);
+    t.set_budget_share(share);
+    t.add_spent(500);
+    const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
+    EXPECT_EQ(winner(t), "native");
+    return r.calls;
+  };
+  EXPECT_LE(calls_with(1.0), 10);
+  EXPECT_GE(calls_with(0.99), 400);
+}
+
 TEST(Trial, TrialsUnderWayShareOneBudget) {
   // Four patterns on four communicators take turns, each with a slow candidate, and the job's
   // time in all of their calls is every trial's base. Told what the others spent, the four
