@@ -231,8 +231,14 @@ AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 AUTO_TRIAL_MAX_PAIRS = 16
 
 
-def auto_trial_calls(tried):
-    return 1 + tried * (1 + 2 * AUTO_TRIAL_MAX_PAIRS * AUTO_TRIAL_CALLS) + 1
+def auto_trial_calls(tried, pairs=AUTO_TRIAL_MAX_PAIRS):
+    return 1 + tried * (1 + 2 * pairs * AUTO_TRIAL_CALLS) + 1
+
+
+def auto_decided(rep):
+    """Whether auto's trial has chosen: the first candidate to convince wins, so the others
+    may stay unmeasured."""
+    return rep.get("strategy") not in (None, "undecided")
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
 NATIVE_AGREE_EVERY = 256
@@ -391,8 +397,7 @@ def model_fields(rep, sid):
         out["auto_candidates"] = [
             {k: c[k] for k in ("strategy", "predicted_s", "measured_s", "rejected")}
             for c in cands]
-        # The first candidate to convince wins, so the others may stay unmeasured.
-        out["auto_decided"] = rep.get("strategy") not in (None, "undecided")
+        out["auto_decided"] = auto_decided(rep)
     return out
 
 
@@ -496,9 +501,10 @@ def smpi_main(a):
                         env["COMMSCHED_TRIAL_CALLS"] = str(AUTO_TRIAL_CALLS)
                         env["COMMSCHED_TRIAL_SECONDS"] = "0"
                         env["COMMSCHED_TRIAL_BUDGET"] = "1"
-                        # 1 learning call, the trial, 1 call to take the decision: the timed
-                        # call runs auto's final choice (checked against the report below).
-                        warmup = 1 + AUTO_TRIAL_CANDIDATES * (AUTO_TRIAL_CALLS + 1) + 1
+                        # 1 learning call, one pair per candidate, 1 call to take the
+                        # decision: the timed call runs auto's final choice (checked against
+                        # the report below; a trial that needs more pairs runs again).
+                        warmup = auto_trial_calls(AUTO_TRIAL_CANDIDATES, pairs=1)
                     else:
                         # The untimed learning call: from 256 ranks an algorithm cheaper to
                         # simulate; the learned plan runs from the next call on.
@@ -515,7 +521,7 @@ def smpi_main(a):
                                                     [app] + args, env)
                 rep = read_report(report) if s != "native" and rc == 0 else None
                 if rep and SMPI_VARIANTS.get(s, (s, {}))[0] == "auto" and \
-                        not model_fields(rep, "auto")["auto_decided"]:
+                        not auto_decided(rep):
                     # The trial needed more pairs than the first guess: again, with room for
                     # the longest trial of the candidates it runs.
                     tried = sum(1 for c in rep.get("candidates", []) if not c["rejected"])
@@ -525,6 +531,7 @@ def smpi_main(a):
                     cmd, rc, so, se, wall2, r = smpi_run(a, smpirun, plat, n, hostfile, cfg,
                                                          [app] + args, env)
                     wall += wall2
+                    rep = read_report(report) if rc == 0 else None
                 if rc != 0 or "stats" not in r:
                     log(f"[bench] {plat} n={n} {w['workload']} {s}: failed rc={rc} "
                         f"after {wall:.0f} s\n{se[-1500:]}")
@@ -542,7 +549,6 @@ def smpi_main(a):
                          "machine_file": "config/machines/" + machine_name, "repetitions": 1,
                          "warmup": warmup, "alltoallv_untimed": learn,
                          "overhead_us": a.overhead_us, "maxmin_precision": a.maxmin_precision}
-                rep = read_report(report) if s != "native" else None
                 if s != "native" and not rep:
                     log(f"[bench] WARNING: {plat} n={n} {w['workload']} {s}: no learned pattern "
                         f"in the library's report (it ran native):\n{se[-800:]}")
