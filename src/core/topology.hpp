@@ -1,7 +1,10 @@
 #pragma once
 /// Where ranks live: node and cluster of every rank of one communicator. Detected by the MPI
-/// side (MPI_Comm_split_type) or given by a machine file; planners and the cost model read it.
+/// side (each rank's processor name) or given by a machine file; planners and the cost model
+/// read it.
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "core/types.hpp"
@@ -23,5 +26,24 @@ struct Topology {
     return cluster_of.empty() ? 1 : 1 + *std::max_element(cluster_of.begin(), cluster_of.end());
   }
 };
+
+/// Node of every rank from a key per rank (its host name hashed): ranks with equal keys share
+/// a node, numbered in the order of their lowest rank.
+inline std::vector<int> node_of_keys(const std::vector<std::uint64_t>& keys) {
+  std::vector<int> node_of(keys.size(), 0);
+  std::unordered_map<std::uint64_t, int> node;
+  for (std::size_t r = 0; r < keys.size(); ++r)
+    node_of[r] = node.try_emplace(keys[r], static_cast<int>(node.size())).first->second;
+  return node_of;
+}
+
+/// `nodes` blocks of consecutive ranks, as even as they divide (COMMSCHED_FAKE_NODES).
+inline std::vector<int> blocked_node_of(int size, int nodes) {
+  std::vector<int> node_of(static_cast<std::size_t>(std::max(size, 0)), 0);
+  for (int r = 0; r < size; ++r)
+    node_of[static_cast<std::size_t>(r)] =
+        static_cast<int>(static_cast<long long>(r) * std::min(nodes, size) / size);
+  return node_of;
+}
 
 }  // namespace commsched::core

@@ -53,8 +53,8 @@ namespace {
 // until it has spent enough in them for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
-// The collectives of a first learning: duplicate, its check with the id, node layout (two), the
-// matrix (two), the predictions and the set-up flags.
+// The collectives of a first learning: duplicate, one allgather (its check, the id and the
+// node layout), the matrix (two), the predictions and the set-up flags.
 constexpr double kLearnCollectives = 8;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
@@ -632,9 +632,6 @@ void ensure_setup() {
   setup(provided, false);
 }
 
-void detect_nodes(CommState& cs, int fake) {
-  cs.topology.node_of = node_of_ranks(cs.dup, cs.rank, cs.size, fake);
-}
 
 // Clusters from the machine file's layout: host-name patterns need every node's host name.
 void detect_clusters(CommState& cs, const cost::Machine& machine) {
@@ -758,10 +755,16 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   // One MAX-reduction on the application's communicator: whether any rank failed, and the id
   // every member agrees on (its rank 0's world rank and serial; the others send -1).
   const std::int64_t serial = s.comms_seen.fetch_add(1) + 1;
-  std::int64_t in[3] = {ok ? 0 : 1, cs.rank == 0 ? s.world_rank : -1, cs.rank == 0 ? serial : -1};
-  std::int64_t out[3] = {1, -1, -1};
-  const bool all_ok =
-      PMPI_Allreduce(in, out, 3, MPI_INT64_T, MPI_MAX, comm) == MPI_SUCCESS && out[0] == 0;
+  // One allgather on the application's communicator: whether any rank failed, the id every
+  // member agrees on (its rank 0's world rank and serial) and every rank's node.
+  constexpr std::size_t kEach = 4;
+  const std::int64_t in[kEach] = {ok ? 0 : 1, s.world_rank, serial,
+                                  static_cast<std::int64_t>(node_key())};
+  std::vector<std::int64_t> all(kEach * static_cast<std::size_t>(cs.size), 1);
+  bool all_ok = PMPI_Allgather(in, kEach, MPI_INT64_T, all.data(), kEach, MPI_INT64_T, comm) ==
+                MPI_SUCCESS;
+  for (std::size_t r = 0; all_ok && r < static_cast<std::size_t>(cs.size); ++r)
+    all_ok = all[kEach * r] == 0;
   if (!all_ok) {
     if (cs.dup != MPI_COMM_NULL) PMPI_Comm_free(&cs.dup);
     cs.dup = MPI_COMM_NULL;
@@ -772,9 +775,13 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   // The library's own calls return their errors; a failure becomes a vote, and an error the
   // application must see is raised on its communicator (alltoallv), never ours.
   PMPI_Comm_set_errhandler(cs.dup, MPI_ERRORS_RETURN);
-  cs.comm_root = out[1];
-  cs.comm_serial = out[2];
-  detect_nodes(cs, s.cfg.fake_nodes);
+  cs.comm_root = all[1];
+  cs.comm_serial = all[2];
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(cs.size));
+  for (std::size_t r = 0; r < keys.size(); ++r)
+    keys[r] = static_cast<std::uint64_t>(all[kEach * r + 3]);
+  cs.topology.node_of = s.cfg.fake_nodes > 0 ? core::blocked_node_of(cs.size, s.cfg.fake_nodes)
+                                             : core::node_of_keys(keys);
   detect_clusters(cs, s.machine);
   return true;
 }
@@ -1204,42 +1211,20 @@ int run_native_from(const Exchange& x, double entry, double& seconds, double& en
 
 }  // namespace
 
-std::vector<int> node_of_ranks(MPI_Comm comm, int rank, int size, int fake) {
-  std::vector<int> node_of(static_cast<std::size_t>(size), 0);
-  if (fake > 0) {
-    for (int r = 0; r < size; ++r)
-      node_of[static_cast<std::size_t>(r)] =
-          static_cast<int>(static_cast<long long>(r) * std::min(fake, size) / size);
-    return node_of;
-  }
-  // A node's leader is its lowest rank: the split's key orders the node's communicator by
-  // rank, so its rank 0, translated (locally, no message), is the leader.
-  MPI_Comm node = MPI_COMM_NULL;
-  int leader = rank;
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
-      MPI_SUCCESS) {
-    MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-    const int first = 0;
-    int translated = MPI_UNDEFINED;
-    if (PMPI_Comm_group(node, &node_group) == MPI_SUCCESS &&
-        PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
-        PMPI_Group_translate_ranks(node_group, 1, &first, group, &translated) == MPI_SUCCESS &&
-        translated != MPI_UNDEFINED)
-      leader = translated;
-    if (node_group != MPI_GROUP_NULL) PMPI_Group_free(&node_group);
-    if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
-    PMPI_Comm_free(&node);
-  }
-  std::vector<int> leaders(static_cast<std::size_t>(size));
-  PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
-  std::vector<int> index(static_cast<std::size_t>(size), -1);
-  int nodes = 0;
-  for (int r = 0; r < size; ++r) {
-    int& id = index[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
-    if (id < 0) id = nodes++;
-    node_of[static_cast<std::size_t>(r)] = id;
-  }
-  return node_of;
+std::uint64_t node_key() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  if (PMPI_Get_processor_name(name, &len) != MPI_SUCCESS || len < 0) len = 0;
+  return learn::text_hash(std::string_view(name, static_cast<std::size_t>(len)));
+}
+
+std::vector<int> node_of_ranks(MPI_Comm comm, int size, int fake) {
+  if (fake > 0) return core::blocked_node_of(size, fake);
+  const std::uint64_t mine = node_key();
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(size), 0);
+  if (PMPI_Allgather(&mine, 1, MPI_UINT64_T, keys.data(), 1, MPI_UINT64_T, comm) != MPI_SUCCESS)
+    keys.assign(keys.size(), 0);  // alike on every rank: one node
+  return core::node_of_keys(keys);
 }
 
 WisdomContext wisdom_context() {

@@ -25,9 +25,12 @@ struct WisdomContext {
   std::uint64_t machine = 0;
 };
 WisdomContext wisdom_context();
-/// Node of every rank of `comm`, collective on it: the shared-memory domains MPI reports,
-/// numbered by their lowest rank, or `fake` consecutive blocks of ranks (COMMSCHED_FAKE_NODES).
-std::vector<int> node_of_ranks(MPI_Comm comm, int rank, int size, int fake);
+/// This rank's node: its processor name (the host's name, as MPI's shared-memory domains go)
+/// hashed. Local.
+std::uint64_t node_key();
+/// Node of every rank of `comm` (of `size` ranks), collective on it: one allgather of
+/// node_key() (core::node_of_keys), or core::blocked_node_of when `fake` is positive.
+std::vector<int> node_of_ranks(MPI_Comm comm, int size, int fake);
 /// False before MPI_Init, after MPI_Finalize, when disabled, or under MPI_THREAD_MULTIPLE when
 /// MPI was initialised where the library did not see it.
 bool library_active();

@@ -1439,10 +1439,9 @@ void nb_setup_world() {
   const auto world = e.channels.find(MPI_COMM_WORLD);
   // Alike on every rank: the settings are agreed, the world's channel too.
   if (e.automatic() && wisdom_context().wisdom && world != e.channels.end()) {
-    int rank = 0, size = 0;
-    PMPI_Comm_rank(world->second->dup, &rank);
+    int size = 0;
     PMPI_Comm_size(world->second->dup, &size);
-    e.layout = learn::layout_hash(node_of_ranks(world->second->dup, rank, size, cfg->fake_nodes));
+    e.layout = learn::layout_hash(node_of_ranks(world->second->dup, size, cfg->fake_nodes));
   }
 }
 

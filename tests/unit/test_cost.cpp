@@ -14,6 +14,7 @@
 
 #include "core/comm_matrix.hpp"
 #include "core/plan.hpp"
+#include "core/topology.hpp"
 #include "cost/fit.hpp"
 #include "cost/machine.hpp"
 #include "cost/simulate.hpp"
@@ -29,6 +30,17 @@ using cost::LinkClass;
 using cost::Machine;
 
 // --- machine files ------------------------------------------------------------------------------
+
+// Nodes from host keys: equal keys share a node, numbered by their lowest rank, wherever the
+// ranks of a node sit; fake nodes are consecutive blocks.
+TEST(Topology, NodesFromHostKeysAndBlocks) {
+  EXPECT_EQ(core::node_of_keys({7, 3, 7, 9, 3, 7}), (std::vector<int>{0, 1, 0, 2, 1, 0}));
+  EXPECT_EQ(core::node_of_keys({5, 5, 5}), (std::vector<int>{0, 0, 0}));
+  EXPECT_TRUE(core::node_of_keys({}).empty());
+  EXPECT_EQ(core::blocked_node_of(6, 3), (std::vector<int>{0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(core::blocked_node_of(5, 2), (std::vector<int>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(core::blocked_node_of(2, 8), (std::vector<int>{0, 1}));  // at most a node per rank
+}
 
 TEST(MachineFile, EveryPresetParsesAndRoundTrips) {
   const auto names = cost::preset_names();
