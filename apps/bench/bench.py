@@ -242,6 +242,9 @@ def auto_decided(rep):
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
 NATIVE_AGREE_EVERY = 256
+# Up to this many ranks, auto's native column is simulated over one agreement cycle
+# (auto_native_cycle); above, a cycle of calls takes too long to simulate.
+AUTO_CYCLE_MAX_RANKS = 256
 # Strategies without a plan (scheduled at run time, or MPI's own call in step): no prediction.
 PLANLESS = ("drs", "native_sync")
 
@@ -352,10 +355,11 @@ def smpi_cfg(a, native_alltoallv):
 
 def auto_native_cycle(a, cmd, env, w, warmup, t_skip, rep, n):
     """Seconds per call of auto once it settled on native, averaged over one agreement cycle:
-    up to 128 ranks measured (calls NATIVE_AGREE_EVERY - 1 and NATIVE_AGREE_EVERY timed: one
-    without, one with the agreement); above, the trial's own figure for native, which adds the
-    agreement's share (1/NATIVE_AGREE_EVERY) to native's call."""
-    if n > 128:
+    up to AUTO_CYCLE_MAX_RANKS ranks measured (calls NATIVE_AGREE_EVERY - 1 and
+    NATIVE_AGREE_EVERY timed: one without, one with the agreement); above, the trial's own
+    figure for native, which times a call from its entry to the next one's, so that it also
+    holds the program's barrier between calls."""
+    if n > AUTO_CYCLE_MAX_RANKS:
         won = next((c for c in rep.get("candidates", []) if c["strategy"] == "native"), None)
         return max(t_skip, won["measured_s"]) if won and won["measured_s"] > 0 else t_skip
     i = cmd.index("--warmup")
@@ -566,7 +570,8 @@ def smpi_main(a):
                             # timed call skipped the agreement. Report the mean over a cycle.
                             extra["time_call_s"] = t
                             t = auto_native_cycle(a, cmd, env, w, warmup, t, rep, n)
-                            extra["time_basis"] = "cycle" if n <= 128 else "trial"
+                            extra["time_basis"] = "cycle" if n <= AUTO_CYCLE_MAX_RANKS \
+                                else "trial"
                             r["stats"] = {k: t for k in r["stats"]}
                         if not extra["auto_decided"]:
                             log(f"[bench] WARNING: {plat} n={n} {w['workload']}: auto's trial "
