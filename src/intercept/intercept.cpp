@@ -53,9 +53,15 @@ namespace {
 // until it has spent enough in them for the learning to be a small part of it. Learning's cost is
 // measured (the slowest rank's) once it has happened; this is the guess before.
 constexpr double kFirstLearnCost = 1e-3;
-// The collectives of a first learning: duplicate, one allgather (its check, the id and the
-// node layout), the matrix (two), the predictions and the set-up flags.
-constexpr double kLearnCollectives = 8;
+// A first learning's cost in agreements: duplicate, one allgather (its check, the id and the
+// node layout), the matrix (two), the predictions and the set-up flags, each moving more than
+// an agreement's 88 bytes, and every rank's predictions and plans. Measured on the emulated
+// cluster (16 ranks over TCP, shallow queues): 18-22 ms, 40-55 agreements' time.
+constexpr double kLearnCollectives = 32;
+// A learning starts only when it takes at most this share of the budget it draws on: the
+// trial it starts has the rest. A job that can afford the learning but not a trial after it
+// pays half its budget for nothing, not all of it.
+constexpr double kLearnShare = 0.5;
 // The longest a probe may wait for its budget: a pattern is learned at most this many calls
 // after the job can afford it.
 constexpr std::uint64_t kMaxBudgetGap = 4096;
@@ -1031,6 +1037,9 @@ double learn_cost(const CommState& cs) {
   return std::max(kFirstLearnCost, kLearnCollectives * cs.agree_cost_s);
 }
 
+// The budget a learning needs before it starts: its cost, and as much again for the trial.
+double learn_price(const CommState& cs) { return learn_cost(cs) / kLearnShare; }
+
 // auto's budget share on this communicator (COMMSCHED_TRIAL_BUDGET), less where its trials
 // were left undecided by patterns that went away (learn::Trial::share_after): a pattern that
 // drifts every few dozen calls would otherwise have each new pattern learned and tried, and
@@ -1052,23 +1061,23 @@ double budget_share(const CommState& cs) {
 bool unbudgeted() { return g().cfg.trial_budget >= 1; }
 
 // auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
-// a learning within the trial's share of it. Forced strategies, COMMSCHED_TRIAL=0 and a budget
+// a learning (learn_price) within the trial's share of it. Forced strategies, COMMSCHED_TRIAL=0 and a budget
 // of 1 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial() || unbudgeted()) return true;
-  return cs.time_agreed_s * budget_share(cs) >= learn_cost(cs);
+  return cs.time_agreed_s * budget_share(cs) >= learn_price(cs);
 }
 
 // The calls until the budget pays for the next probe (deferred: for the learning too), at the
 // agreed time per call so far; 0 when it already does, outside auto or with a budget of 1.
 // Probes while nothing repeats are the whole cost of a job whose counts never settle, so
 // together they get a quarter of the budget (kProbeShare), counted from the first; a deferred
-// learning gets the whole budget, once.
+// learning waits for its price (learn_price), once.
 std::uint64_t budget_gap(const CommState& cs, bool deferred) {
   if (!runs_trial() || unbudgeted() || cs.calls == 0 || cs.time_agreed_s <= 0) return 0;
   const double per_call = cs.time_agreed_s / static_cast<double>(cs.calls);
   const double need =
-      deferred ? (cs.agree_cost_s + learn_cost(cs)) / budget_share(cs) - cs.time_agreed_s
+      deferred ? (cs.agree_cost_s + learn_price(cs)) / budget_share(cs) - cs.time_agreed_s
                : (cs.probes_spent_s + cs.agree_cost_s) / (g().cfg.trial_budget * kProbeShare) -
                      cs.time_agreed_s;
   if (need <= 0) return 0;
