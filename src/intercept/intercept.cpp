@@ -57,7 +57,7 @@ constexpr double kFirstLearnCost = 1e-3;
 // node layout), the matrix (two), the predictions and the set-up flags, each moving more than
 // an agreement's 88 bytes, and every rank's predictions and plans. Measured on the emulated
 // cluster (16 ranks over TCP, shallow queues): 18-22 ms, 40-55 agreements' time.
-constexpr double kLearnCollectives = 32;
+constexpr double kLearnAgreements = 32;
 // A learning starts only when it takes at most this share of the budget it draws on: the
 // trial it starts has the rest. A job that can afford the learning but not a trial after it
 // pays half its budget for nothing, not all of it.
@@ -1030,11 +1030,11 @@ std::vector<learn::Prediction> share_predictions(CommState& cs, const core::Comm
 }
 
 // What a learning costs here: the last one's, agreed; before any, a guess from the agreement's
-// cost, as a learning is about kLearnCollectives collectives (where they take a millisecond, as
-// over TCP, it costs far more than kFirstLearnCost).
+// cost, kLearnAgreements of them (where one takes a millisecond, as over TCP, a learning costs
+// far more than kFirstLearnCost).
 double learn_cost(const CommState& cs) {
   if (cs.learn_cost_s > 0) return cs.learn_cost_s;
-  return std::max(kFirstLearnCost, kLearnCollectives * cs.agree_cost_s);
+  return std::max(kFirstLearnCost, kLearnAgreements * cs.agree_cost_s);
 }
 
 // The budget a learning needs before it starts: its cost, and as much again for the trial.
