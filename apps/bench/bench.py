@@ -358,10 +358,14 @@ def auto_native_cycle(a, cmd, env, w, warmup, t_skip, rep, n):
     up to AUTO_CYCLE_MAX_RANKS ranks measured (calls NATIVE_AGREE_EVERY - 1 and
     NATIVE_AGREE_EVERY timed: one without, one with the agreement); above, the trial's own
     figure for native, which times a call from its entry to the next one's, so that it also
-    holds the program's barrier between calls."""
+    holds the program's barrier between calls.
+    Returns (seconds, basis): basis "cycle", "trial", or "call" (the timed call alone, its
+    agreement's share left out) when the cycle could not be simulated within --timeout."""
     if n > AUTO_CYCLE_MAX_RANKS:
         won = next((c for c in rep.get("candidates", []) if c["strategy"] == "native"), None)
-        return max(t_skip, won["measured_s"]) if won and won["measured_s"] > 0 else t_skip
+        if won and won["measured_s"] > 0:
+            return max(t_skip, won["measured_s"]), "trial"
+        return t_skip, "call"
     i = cmd.index("--warmup")
     cmd2 = cmd[:i] + ["--warmup", str(NATIVE_AGREE_EVERY - 2)] + cmd[i + 2:]
     j = cmd2.index("--iterations")
@@ -369,9 +373,9 @@ def auto_native_cycle(a, cmd, env, w, warmup, t_skip, rep, n):
     rc, so, _ = run_cmd(cmd2, env, a.timeout)
     r2 = parse_output(so)
     if rc != 0 or "stats" not in r2:
-        return t_skip
+        return t_skip, "call"
     lo, hi = r2["stats"]["min"], r2["stats"]["max"]
-    return ((NATIVE_AGREE_EVERY - 1) * lo + hi) / NATIVE_AGREE_EVERY
+    return ((NATIVE_AGREE_EVERY - 1) * lo + hi) / NATIVE_AGREE_EVERY, "cycle"
 
 
 def read_report(path):
@@ -569,9 +573,8 @@ def smpi_main(a):
                             # auto runs native and agrees 1 call in NATIVE_AGREE_EVERY: the
                             # timed call skipped the agreement. Report the mean over a cycle.
                             extra["time_call_s"] = t
-                            t = auto_native_cycle(a, cmd, env, w, warmup, t, rep, n)
-                            extra["time_basis"] = "cycle" if n <= AUTO_CYCLE_MAX_RANKS \
-                                else "trial"
+                            t, extra["time_basis"] = auto_native_cycle(a, cmd, env, w, warmup,
+                                                                       t, rep, n)
                             r["stats"] = {k: t for k in r["stats"]}
                         if not extra["auto_decided"]:
                             log(f"[bench] WARNING: {plat} n={n} {w['workload']}: auto's trial "
