@@ -239,6 +239,8 @@ def auto_decided(rep):
     """Whether auto's trial has chosen: the first candidate to convince wins, so the others
     may stay unmeasured."""
     return rep.get("strategy") not in (None, "undecided")
+
+
 # A pattern running native agrees once every this many calls (kNativeAgreeEvery in
 # src/intercept/intercept.cpp) and skips the agreement on the others.
 NATIVE_AGREE_EVERY = 256

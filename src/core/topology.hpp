@@ -46,4 +46,10 @@ inline std::vector<int> blocked_node_of(int size, int nodes) {
   return node_of;
 }
 
+/// The node layout of ranks with these host keys: `fake` blocks when it is positive
+/// (COMMSCHED_FAKE_NODES), else node_of_keys.
+inline std::vector<int> node_layout(const std::vector<std::uint64_t>& keys, int fake) {
+  return fake > 0 ? blocked_node_of(static_cast<int>(keys.size()), fake) : node_of_keys(keys);
+}
+
 }  // namespace commsched::core

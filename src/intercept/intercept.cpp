@@ -626,6 +626,15 @@ void setup(int provided, bool saw_init) {
                    std::to_string(s.cfg.learn_calls) + " identical calls");
 }
 
+// This rank's node: its processor name (the host's name, as MPI's shared-memory domains go)
+// hashed. Local.
+std::uint64_t node_key() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  if (PMPI_Get_processor_name(name, &len) != MPI_SUCCESS || len < 0) len = 0;
+  return learn::text_hash(std::string_view(name, static_cast<std::size_t>(len)));
+}
+
 void ensure_setup() {
   if (g().initialised.load(std::memory_order_acquire)) [[likely]]
     return;
@@ -637,7 +646,6 @@ void ensure_setup() {
   PMPI_Query_thread(&provided);
   setup(provided, false);
 }
-
 
 // Clusters from the machine file's layout: host-name patterns need every node's host name.
 void detect_clusters(CommState& cs, const cost::Machine& machine) {
@@ -758,8 +766,6 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   Global& s = g();
   const bool ok = PMPI_Comm_dup(comm, &cs.dup) == MPI_SUCCESS;
   if (!ok) cs.dup = MPI_COMM_NULL;
-  // One MAX-reduction on the application's communicator: whether any rank failed, and the id
-  // every member agrees on (its rank 0's world rank and serial; the others send -1).
   const std::int64_t serial = s.comms_seen.fetch_add(1) + 1;
   // One allgather on the application's communicator: whether any rank failed, the id every
   // member agrees on (its rank 0's world rank and serial) and every rank's node.
@@ -786,8 +792,7 @@ bool make_private(CommState& cs, MPI_Comm comm) {
   std::vector<std::uint64_t> keys(static_cast<std::size_t>(cs.size));
   for (std::size_t r = 0; r < keys.size(); ++r)
     keys[r] = static_cast<std::uint64_t>(all[kEach * r + 3]);
-  cs.topology.node_of = s.cfg.fake_nodes > 0 ? core::blocked_node_of(cs.size, s.cfg.fake_nodes)
-                                             : core::node_of_keys(keys);
+  cs.topology.node_of = core::node_layout(keys, s.cfg.fake_nodes);
   detect_clusters(cs, s.machine);
   return true;
 }
@@ -1061,8 +1066,8 @@ double budget_share(const CommState& cs) {
 bool unbudgeted() { return g().cfg.trial_budget >= 1; }
 
 // auto's learning budget: whether the job's time in all-to-all calls so far (agreed) pays for
-// a learning (learn_price) within the trial's share of it. Forced strategies, COMMSCHED_TRIAL=0 and a budget
-// of 1 learn at once.
+// a learning (learn_price) within the trial's share of it. Forced strategies,
+// COMMSCHED_TRIAL=0 and a budget of 1 learn at once.
 bool learning_affordable(const CommState& cs) {
   if (!runs_trial() || unbudgeted()) return true;
   return cs.time_agreed_s * budget_share(cs) >= learn_price(cs);
@@ -1220,20 +1225,12 @@ int run_native_from(const Exchange& x, double entry, double& seconds, double& en
 
 }  // namespace
 
-std::uint64_t node_key() {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int len = 0;
-  if (PMPI_Get_processor_name(name, &len) != MPI_SUCCESS || len < 0) len = 0;
-  return learn::text_hash(std::string_view(name, static_cast<std::size_t>(len)));
-}
-
 std::vector<int> node_of_ranks(MPI_Comm comm, int size, int fake) {
-  if (fake > 0) return core::blocked_node_of(size, fake);
   const std::uint64_t mine = node_key();
   std::vector<std::uint64_t> keys(static_cast<std::size_t>(size), 0);
   if (PMPI_Allgather(&mine, 1, MPI_UINT64_T, keys.data(), 1, MPI_UINT64_T, comm) != MPI_SUCCESS)
     keys.assign(keys.size(), 0);  // alike on every rank: one node
-  return core::node_of_keys(keys);
+  return core::node_layout(keys, fake);
 }
 
 WisdomContext wisdom_context() {

@@ -25,11 +25,8 @@ struct WisdomContext {
   std::uint64_t machine = 0;
 };
 WisdomContext wisdom_context();
-/// This rank's node: its processor name (the host's name, as MPI's shared-memory domains go)
-/// hashed. Local.
-std::uint64_t node_key();
-/// Node of every rank of `comm` (of `size` ranks), collective on it: one allgather of
-/// node_key() (core::node_of_keys), or core::blocked_node_of when `fake` is positive.
+/// Node of every rank of `comm` (of `size` ranks), collective on it: one allgather of each
+/// rank's processor name hashed (core::node_layout: `fake` blocks when positive).
 std::vector<int> node_of_ranks(MPI_Comm comm, int size, int fake);
 /// False before MPI_Init, after MPI_Finalize, when disabled, or under MPI_THREAD_MULTIPLE when
 /// MPI was initialised where the library did not see it.

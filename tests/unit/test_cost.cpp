@@ -40,6 +40,8 @@ TEST(Topology, NodesFromHostKeysAndBlocks) {
   EXPECT_EQ(core::blocked_node_of(6, 3), (std::vector<int>{0, 0, 1, 1, 2, 2}));
   EXPECT_EQ(core::blocked_node_of(5, 2), (std::vector<int>{0, 0, 0, 1, 1}));
   EXPECT_EQ(core::blocked_node_of(2, 8), (std::vector<int>{0, 1}));  // at most a node per rank
+  EXPECT_EQ(core::node_layout({7, 3, 7, 9}, 0), (std::vector<int>{0, 1, 0, 2}));
+  EXPECT_EQ(core::node_layout({7, 3, 7, 9}, 2), (std::vector<int>{0, 0, 1, 1}));
 }
 
 TEST(MachineFile, EveryPresetParsesAndRoundTrips) {
