@@ -226,13 +226,14 @@ ISSUE5_1024_STRATEGIES = ["native", "ac", "color", "mesh2d", "grid3d", "hypercub
 AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 # The trial pairs each candidate's calls with native calls and decides at checkpoints of 1, 2,
 # 4, 8 and 16 pairs (src/learn/trial.hpp, kMaxRoundsPerCall), a candidate's first call
-# discarded: the most calls it can take for `tried` candidates, with the learning call and the
-# call that takes the decision.
+# discarded and a switch-in call before a measured one that follows the other side: the most
+# calls it can take for `tried` candidates, with the learning call and the call that takes the
+# decision.
 AUTO_TRIAL_MAX_PAIRS = 16
 
 
 def auto_trial_calls(tried, pairs=AUTO_TRIAL_MAX_PAIRS):
-    return 1 + tried * (1 + 2 * pairs * AUTO_TRIAL_CALLS) + 1
+    return 1 + tried * (1 + 4 * pairs * AUTO_TRIAL_CALLS) + 1
 
 
 def auto_decided(rep):

@@ -105,7 +105,7 @@ Trial::Trial(std::vector<TrialCandidate> candidates, int calls, int recheck_ever
     return;
   }
   contenders_ = cands_.size() - 1;
-  current_ = native_;  // native first: the estimate every first call is weighed against
+  current_ = last_run_ = native_;  // native first: what first calls are weighed against
 }
 
 Trial Trial::decided_for(std::vector<TrialCandidate> candidates, std::size_t winner) {
@@ -180,6 +180,11 @@ void Trial::schedule_next() {
   }
   slot_ = Slot::pair_first;
   current_ = draw() % 2 ? pair_candidate_ : native_;
+  arm_switch();
+}
+
+void Trial::arm_switch() {
+  switching_ = (slot_ == Slot::pair_first || slot_ == Slot::pair_second) && current_ != last_run_;
 }
 
 // After a pair of candidate c. At its checkpoints (`calls` pairs, then twice, four and eight
@@ -236,6 +241,7 @@ void Trial::decide(std::size_t winner) {
         challenger_ = i;
   }
   decided_ = true;
+  switching_ = false;
   current_ = winner_;
   slot_ = Slot::native_alone;
   since_decision_ = 0;
@@ -245,6 +251,7 @@ void Trial::unmeasured_native_call() {
   if (decided_ || owed_ == 0) return;
   calls_before_ += 1;
   job_s_ += owed_native_s_;  // at least; the next agreement tells
+  last_run_ = native_;
   if (--owed_ == 0) schedule_next();
 }
 
@@ -257,6 +264,13 @@ void Trial::measured(double seconds, double overhead, double own) {
       native_weighed_s_ += seconds;
     }
     extra_s_ += std::max(0.0, overhead);
+    last_run_ = current_;
+    if (switching_) {  // the switch-in call: charged like a first call, then the measured one
+      switching_ = false;
+      const double n = native_estimate();
+      extra_s_ += extra_of(seconds - (n >= 0 ? n : seconds), own, native_own_estimate());
+      return;
+    }
     switch (slot_) {
       case Slot::native_alone:
         native_samples_.push_back(seconds);
@@ -272,6 +286,7 @@ void Trial::measured(double seconds, double overhead, double own) {
         pair_first_own_s_ = own;
         slot_ = Slot::pair_second;
         current_ = current_ == native_ ? pair_candidate_ : native_;
+        arm_switch();
         return;
       case Slot::pair_second: {
         const bool native_second = current_ == native_;

@@ -8,6 +8,12 @@
 ///   next to a native call in an order drawn at random for each pair, so a machine that
 ///   drifts, or a cost that falls on whichever call comes second, touches both sides alike. A
 ///   candidate's first call is discarded (first-touch costs).
+/// - Switches. A measured call never follows a call of the other side: where the call before
+///   ran something else, the side runs a switch-in call first, unmeasured in the comparison but
+///   charged to the budget. What a schedule leaves behind falls on the call after it (TCP
+///   connections it left idle restart slowly: on the emulated cluster a native call right after
+///   a routed one took 9 ms, 7.8 ms otherwise), and need not fall alike on both sides: weighed
+///   in the pairs it would make a schedule look faster than native that is not.
 /// - Checkpoints. At `calls` pairs, then twice, four, eight and sixteen times as many, and only
 ///   then, the trial looks at the candidate's pairs.
 /// - Confidence. A candidate replaces native only when its median time ratio over its pairs is
@@ -27,11 +33,11 @@
 ///   stays.
 /// - Budget. A candidate runs only while the trial's extra time (each candidate call's time
 ///   less its pair's native time, or its own time less native's where that differs by more;
-///   the first calls less native's median; any overhead a measured native call pays only
-///   because it is measured; the pattern's learning and probes, add_spent), with what the
-///   other trials under way spend (set_others_spent), is at most kBudgetShare of the job's
-///   time in all-to-all calls so far, on every communicator
-///   (set_job_time), and at least of this communicator's (its calls before the trial at
+///   the first and switch-in calls less native's median; any overhead a measured native call
+///   pays only because it is measured; the pattern's learning and probes, add_spent), with
+///   what the other trials under way spend (set_others_spent), is at most kBudgetShare of the
+///   job's time in all-to-all calls so far, on every communicator (set_job_time), and at
+///   least of this communicator's (its calls before the trial at
 ///   native's time). Otherwise native runs, unmeasured, as many calls as the budget needs to
 ///   cover the next pair (each counted at native's time in the call). A faster candidate
 ///   earns credit; a slow one waits.
@@ -163,6 +169,9 @@ class Trial {
   // measured calls (what each native call adds to the budget's base).
   double native_own_estimate() const;
   void schedule_next();
+  // After current_ is set for the next call: a measured pair call after a call of the other
+  // side runs a switch-in call first.
+  void arm_switch();
   void evaluate(std::size_t candidate);
   void decide(std::size_t winner);
   bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
@@ -181,6 +190,8 @@ class Trial {
   bool decided_ = false;
   Slot slot_ = Slot::native_alone;
   std::size_t pair_candidate_ = 0;  // the candidate of the pair under way
+  std::size_t last_run_ = 0;        // what the previous call ran
+  bool switching_ = false;          // the next call is a switch-in call (arm_switch)
   double pair_first_s_ = 0;         // the pair's first call
   double pair_first_own_s_ = -1;    // its own time (< 0 unknown)
   std::size_t contenders_ = 0;      // candidates other than native at the start

@@ -73,6 +73,11 @@ Outcome run(Trial& t, const std::map<std::string, double>& cost, double noise, s
 }
 
 const std::string& winner(const Trial& t) { return t.candidates()[t.winner()].id; }
+
+// A trial of one candidate whose 3 pairs run with no native call between them: native's first
+// call, the candidate's first, and each pair's two measured calls with a switch-in call before
+// each.
+constexpr int kPairsAtOnce = 1 + 1 + 3 * 4;
 }  // namespace
 
 TEST(Trial, NativeFastestUnderNoiseIsNeverReplaced) {
@@ -105,8 +110,9 @@ TEST(Trial, TenPercentFasterIsFoundWithinTheBudget) {
     const Outcome r = run(t, {{"native", 1.0}, {"pex", 1.3}, {"color", 0.9}, {"greedy", 1.05}}, 0.05,
                       seed, /*first=*/1.5);
     found += t.decided() && winner(t) == "color";
-    // The extra time never runs past the budget by more than one call's excess.
-    EXPECT_LE(r.worst_overrun_s, 0.5 + 1e-9) << seed;
+    // The extra time never runs past the budget by more than the pair under way: pex's
+    // switch-in call and its measured one, each at most 1.3 x 1.05 against native's 0.95.
+    EXPECT_LE(r.worst_overrun_s, 2 * (1.3 * 1.05 - 0.95) + 1e-9) << seed;
     EXPECT_LT(r.calls, 2000) << seed;
   }
   EXPECT_GE(found, 95);
@@ -146,13 +152,39 @@ TEST(Trial, AFixedOrderBiasDoesNotChangeTheVerdict) {
   }
 }
 
+TEST(Trial, ACostLeftToTheNextCallFallsOnSwitchInCalls) {
+  // A native call right after a candidate's pays 15 % (connections the candidate left idle
+  // restart slowly), a candidate after native nothing. In pairs alone that would make a
+  // candidate as fast as native look faster; measured calls never follow the other side, so
+  // it does not win, and one 10 % faster still does. The switch-in calls count against the
+  // budget.
+  auto native_after_other = [](const std::string& prev, const std::string& cur) {
+    return cur == "native" && !prev.empty() && prev != cur ? 1.15 : 1.0;
+  };
+  int false_wins = 0, found = 0;
+  for (std::uint64_t seed = 0; seed < 100; ++seed) {
+    Trial t(cands({"native", "routed"}), 3, 0, seed);
+    run(t, {{"native", 1.0}, {"routed", 1.0}}, 0.02, seed, -1, 100000, native_after_other);
+    false_wins += winner(t) != "native";
+    Trial f(cands({"native", "routed"}), 3, 0, seed);
+    run(f, {{"native", 1.0}, {"routed", 0.9}}, 0.02, seed, -1, 100000, native_after_other);
+    found += winner(f) == "routed";
+  }
+  EXPECT_LE(false_wins, 2);
+  EXPECT_GE(found, 95);
+  Trial t(cands({"native", "routed"}), 3, 0, 1);
+  run(t, {{"native", 1.0}, {"routed", 1.0}}, 0.0, 1, -1, 100000, native_after_other);
+  EXPECT_GT(t.extra_seconds(), 0.1);  // native's switch-in calls, 0.15 s each
+}
+
 TEST(Trial, LosersStopEarly) {
   Trial t(cands({"native", "a", "b", "c", "d"}), 3, 0, 7);
   const Outcome r = run(t, {{"native", 1.0}, {"a", 2.0}, {"b", 1.6}, {"c", 1.02}, {"d", 0.8}}, 0.03, 7);
   EXPECT_EQ(winner(t), "d");
-  // The clearly slower ones get no more than the first halving's pairs, plus their first call.
-  EXPECT_LE(r.runs.at("a"), 3 + 1);
-  EXPECT_LE(r.runs.at("b"), 3 + 1);
+  // The clearly slower ones get no more than the first halving's pairs, plus their first call
+  // and a switch-in call before each measured one.
+  EXPECT_LE(r.runs.at("a"), 2 * 3 + 1);
+  EXPECT_LE(r.runs.at("b"), 2 * 3 + 1);
 }
 
 TEST(Trial, ASlowCandidateWaitsForTheBudget) {
@@ -161,9 +193,13 @@ TEST(Trial, ASlowCandidateWaitsForTheBudget) {
   Trial t(cands({"native", "slow"}), 3, 0, 3);
   const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
   EXPECT_EQ(winner(t), "native");
-  EXPECT_LE(r.worst_overrun_s, 1.0 + 1e-9);
-  EXPECT_LE(t.extra_seconds(), Trial::kBudgetShare * r.total_s + 1.0);
-  EXPECT_EQ(r.runs.at("slow"), 1 + 3);           // its first call and 3 pairs, then dropped
+  // Past the budget by at most the pair under way: a switch-in call and a measured one.
+  EXPECT_LE(r.worst_overrun_s, 2.0 + 1e-9);
+  EXPECT_LE(t.extra_seconds(), Trial::kBudgetShare * r.total_s + 2.0);
+  // Its first call and 3 pairs, then dropped; a switch-in call before a measured one that
+  // follows native.
+  EXPECT_GE(r.runs.at("slow"), 1 + 3);
+  EXPECT_LE(r.runs.at("slow"), 1 + 2 * 3);
   EXPECT_GE(r.runs.at("native"), 25 * r.runs.at("slow"));  // mostly native meanwhile
 }
 
@@ -173,7 +209,7 @@ TEST(Trial, CallsBeforeTheTrialGrowTheBudget) {
   t.add_calls_before(1000);
   const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
   EXPECT_EQ(winner(t), "native");
-  EXPECT_LE(r.calls, 10);
+  EXPECT_LE(r.calls, kPairsAtOnce);
 }
 
 TEST(Trial, OtherCommunicatorsCallsGrowTheBudget) {
@@ -186,7 +222,7 @@ TEST(Trial, OtherCommunicatorsCallsGrowTheBudget) {
   t.set_job_time(10);  // never goes back
   const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
   EXPECT_EQ(winner(t), "native");
-  EXPECT_LE(r.calls, 10);
+  EXPECT_LE(r.calls, kPairsAtOnce);
   Trial u(cands({"native", "slow"}), 3, 0, 3);
   u.add_calls_before(100);
   const Outcome q = run(u, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
@@ -285,7 +321,7 @@ TEST(Trial, LearningAndProbesComeOutOfTheSameBudget) {
   const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
   EXPECT_EQ(winner(t), "native");
   EXPECT_GE(r.runs.at("native"), 100);
-  EXPECT_LE(t.extra_seconds() + 20, Trial::kBudgetShare * (1000 + r.total_s) + 1.0);
+  EXPECT_LE(t.extra_seconds() + 20, Trial::kBudgetShare * (1000 + r.total_s) + 2.0);
 }
 
 TEST(Trial, ABudgetOfTheWholeJobNeverWaits) {
@@ -299,7 +335,7 @@ TEST(Trial, ABudgetOfTheWholeJobNeverWaits) {
     EXPECT_EQ(winner(t), "native");
     return r.calls;
   };
-  EXPECT_LE(calls_with(1.0), 10);
+  EXPECT_LE(calls_with(1.0), kPairsAtOnce);
   EXPECT_GE(calls_with(0.99), 400);
 }
 
@@ -328,10 +364,11 @@ TEST(Trial, TrialsUnderWayShareOneBudget) {
     for (const Trial& u : ts) EXPECT_EQ(winner(u), "native");
     return worst;
   };
-  // Beyond the budget at most what each trial has under way and not yet counted: one slow
-  // call (1 s over native) each. Each on its own, they overrun by about three times as much.
-  EXPECT_LE(together(true), 4.0 + 1e-9);
-  EXPECT_GT(together(false), 8.0);
+  // Beyond the budget at most what each trial has under way and not yet counted: a switch-in
+  // call and a measured slow call (1 s over native each). Each on its own, they overrun by more
+  // than twice as much.
+  EXPECT_LE(together(true), 4 * 2.0 + 0.5);
+  EXPECT_GT(together(false), 16.0);
 }
 
 TEST(Trial, WhatOtherTrialsSavedPaysForThisOne) {
@@ -343,7 +380,7 @@ TEST(Trial, WhatOtherTrialsSavedPaysForThisOne) {
   t.set_others_spent(-20);
   const Outcome r = run(t, {{"native", 1.0}, {"slow", 2.0}}, 0.0, 3);
   EXPECT_EQ(winner(t), "native");
-  EXPECT_LE(r.calls, 10);
+  EXPECT_LE(r.calls, kPairsAtOnce);
 }
 
 TEST(Trial, ShareAfterAbandonedTrials) {
@@ -382,7 +419,7 @@ TEST(Trial, PatternsThatLeaveBeforeAVerdictSpendLess) {
       EXPECT_FALSE(t.decided());  // the pattern went before a verdict
       spent += t.spent_seconds();
     }
-    EXPECT_LE(spent, Trial::kBudgetShare * job + 0.5 + 1e-9);
+    EXPECT_LE(spent, Trial::kBudgetShare * job + 1.0 + 1e-9);
     return spent / job;
   };
   const double at_two_percent = spent_on(false), lowered = spent_on(true);
