@@ -221,6 +221,16 @@ void Trial::evaluate(std::size_t c) {
     alive_[c] = false;
 }
 
+void Trial::note_measured(std::size_t c) {
+  if (c == native_) {
+    cands_[c].measured_s = native_estimate();
+    return;
+  }
+  std::vector<double> t;
+  for (const Pair& p : pairs_[c]) t.push_back(p.candidate_s);
+  cands_[c].measured_s = median(std::move(t));
+}
+
 void Trial::decide(std::size_t winner) {
   for (std::size_t i = 0; i < cands_.size(); ++i) {
     std::vector<double> t;
@@ -274,6 +284,7 @@ void Trial::measured(double seconds, double overhead, double own) {
     switch (slot_) {
       case Slot::native_alone:
         native_samples_.push_back(seconds);
+        note_measured(native_);
         break;
       case Slot::first_call: {
         const double n = native_estimate();
@@ -296,6 +307,8 @@ void Trial::measured(double seconds, double overhead, double own) {
                      native_second ? own : pair_first_own_s_};
         pairs_[pair_candidate_].push_back(p);
         ++pairs_total_;
+        note_measured(pair_candidate_);
+        note_measured(native_);
         extra_s_ += extra_of(p.candidate_s - p.native_s, p.candidate_own_s, p.native_own_s);
         evaluate(pair_candidate_);
         if (decided_) return;

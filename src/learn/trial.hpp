@@ -72,7 +72,7 @@ struct EntryClock {
 struct TrialCandidate {
   std::string id;            ///< strategy id ("native" included)
   double predicted_s = -1;   ///< cost model's prediction, < 0 when unknown
-  double measured_s = -1;    ///< median of the trial calls, < 0 until measured
+  double measured_s = -1;    ///< median of its measured calls so far, < 0 until measured
 };
 
 class Trial {
@@ -173,6 +173,9 @@ class Trial {
   // side runs a switch-in call first.
   void arm_switch();
   void evaluate(std::size_t candidate);
+  // Candidate c's measured_s from what is measured so far (native: native_estimate()), so
+  // that an undecided trial's report shows it.
+  void note_measured(std::size_t c);
   void decide(std::size_t winner);
   bool beats(std::size_t a, double ta, std::size_t b, double tb) const;
   std::uint64_t draw();

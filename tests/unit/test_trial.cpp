@@ -177,6 +177,18 @@ TEST(Trial, ACostLeftToTheNextCallFallsOnSwitchInCalls) {
   EXPECT_GT(t.extra_seconds(), 0.1);  // native's switch-in calls, 0.15 s each
 }
 
+TEST(Trial, AnUndecidedTrialShowsWhatItMeasured) {
+  // The report reads measured_s: while undecided, each candidate with pairs shows their median,
+  // native its own, the others nothing yet.
+  Trial t(cands({"native", "a", "b"}), 3, 0, 1);
+  while (t.rounds() < 2 && !t.decided())
+    t.measured(t.candidates()[t.current()].id == "a" ? 1.5 : 1.0);
+  ASSERT_FALSE(t.decided());
+  EXPECT_DOUBLE_EQ(t.candidates()[0].measured_s, 1.0);
+  EXPECT_DOUBLE_EQ(t.candidates()[1].measured_s, 1.5);
+  EXPECT_LT(t.candidates()[2].measured_s, 0);
+}
+
 TEST(Trial, LosersStopEarly) {
   Trial t(cands({"native", "a", "b", "c", "d"}), 3, 0, 7);
   const Outcome r = run(t, {{"native", 1.0}, {"a", 2.0}, {"b", 1.6}, {"c", 1.02}, {"d", 0.8}}, 0.03, 7);
