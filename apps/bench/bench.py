@@ -232,8 +232,14 @@ AUTO_TRIAL_CANDIDATES, AUTO_TRIAL_CALLS = 4, 1
 AUTO_TRIAL_MAX_PAIRS = 16
 
 
+# After its decision the trial runs the other side again every this many calls (the re-check,
+# kRecheckEvery in src/intercept/intercept.cpp): a warm-up below it keeps the timed call off a
+# re-check.
+AUTO_RECHECK_EVERY = 200
+
+
 def auto_trial_calls(tried, pairs=AUTO_TRIAL_MAX_PAIRS):
-    return 1 + tried * (1 + 4 * pairs * AUTO_TRIAL_CALLS) + 1
+    return min(1 + tried * (1 + 4 * pairs * AUTO_TRIAL_CALLS) + 1, AUTO_RECHECK_EVERY - 1)
 
 
 def auto_decided(rep):

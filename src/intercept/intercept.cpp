@@ -70,6 +70,9 @@ constexpr double kProbeShare = 0.25;
 // An undecided trial whose pattern has not been in force for more calls than this was left
 // by its pattern (see budget_share); patterns that alternate come back sooner.
 constexpr std::uint64_t kAbandonedAfter = 32;
+// After its decision a trial runs the other side again every this many calls (learn::Trial's
+// recheck_every), so a plan that drifts above native reverts.
+constexpr int kRecheckEvery = 200;
 
 // This thread's clock of all-to-all entries and its time inside them (learn::EntryClock):
 // auto's trial times a call from its entry to the next one's, and its budget is a share of the
@@ -1143,8 +1146,9 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
   for (std::size_t i = 0; known && trial && i < tc.size(); ++i)
     if (tc[i].id == known->strategy) from_wisdom = i;
   p.from_wisdom = from_wisdom < tc.size();
+  const std::uint64_t trial_seed = seed ^ p.matrix.hash();
   p.trial = p.from_wisdom ? learn::Trial::decided_for(std::move(tc), from_wisdom)
-            : trial       ? learn::Trial(std::move(tc), trial_calls, 200, seed ^ p.matrix.hash())
+            : trial       ? learn::Trial(std::move(tc), trial_calls, kRecheckEvery, trial_seed)
                           : learn::Trial::decided_for(std::move(tc), 0);
   p.trial.add_calls_before(calls_before);
 }
