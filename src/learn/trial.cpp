@@ -232,12 +232,8 @@ void Trial::note_measured(std::size_t c) {
 }
 
 void Trial::decide(std::size_t winner) {
-  for (std::size_t i = 0; i < cands_.size(); ++i) {
-    std::vector<double> t;
-    for (const Pair& p : pairs_[i]) t.push_back(p.candidate_s);
-    if (!t.empty()) cands_[i].measured_s = median(std::move(t));
-  }
-  if (native_ < cands_.size()) cands_[native_].measured_s = native_estimate();
+  for (std::size_t i = 0; i < cands_.size(); ++i)
+    if (i == native_ || !pairs_[i].empty()) note_measured(i);
   winner_ = winner < cands_.size() ? winner : 0;
   // Re-checks pit the winner against native, or native against the best measured candidate.
   challenger_ = winner_ == 0 ? 1 : 0;
