@@ -180,11 +180,15 @@ void Trial::schedule_next() {
   }
   slot_ = Slot::pair_first;
   current_ = draw() % 2 ? pair_candidate_ : native_;
-  arm_switch();
 }
 
-void Trial::arm_switch() {
-  switching_ = (slot_ == Slot::pair_first || slot_ == Slot::pair_second) && current_ != last_run_;
+bool Trial::switching_in() const {
+  return (slot_ == Slot::pair_first || slot_ == Slot::pair_second) && current_ != last_run_;
+}
+
+double Trial::extra_against_native(double seconds, double own) const {
+  const double n = native_estimate();
+  return extra_of(seconds - (n >= 0 ? n : seconds), own, native_own_estimate());
 }
 
 // After a pair of candidate c. At its checkpoints (`calls` pairs, then twice, four and eight
@@ -247,7 +251,6 @@ void Trial::decide(std::size_t winner) {
         challenger_ = i;
   }
   decided_ = true;
-  switching_ = false;
   current_ = winner_;
   slot_ = Slot::native_alone;
   since_decision_ = 0;
@@ -270,11 +273,10 @@ void Trial::measured(double seconds, double overhead, double own) {
       native_weighed_s_ += seconds;
     }
     extra_s_ += std::max(0.0, overhead);
+    const bool switch_in = switching_in();
     last_run_ = current_;
-    if (switching_) {  // the switch-in call: charged like a first call, then the measured one
-      switching_ = false;
-      const double n = native_estimate();
-      extra_s_ += extra_of(seconds - (n >= 0 ? n : seconds), own, native_own_estimate());
+    if (switch_in) {  // charged like a first call; the measured call comes next
+      extra_s_ += extra_against_native(seconds, own);
       return;
     }
     switch (slot_) {
@@ -283,8 +285,7 @@ void Trial::measured(double seconds, double overhead, double own) {
         note_measured(native_);
         break;
       case Slot::first_call: {
-        const double n = native_estimate();
-        extra_s_ += extra_of(seconds - (n >= 0 ? n : seconds), own, native_own_estimate());
+        extra_s_ += extra_against_native(seconds, own);
         warm_[pair_candidate_] = true;
         break;
       }
@@ -293,7 +294,6 @@ void Trial::measured(double seconds, double overhead, double own) {
         pair_first_own_s_ = own;
         slot_ = Slot::pair_second;
         current_ = current_ == native_ ? pair_candidate_ : native_;
-        arm_switch();
         return;
       case Slot::pair_second: {
         const bool native_second = current_ == native_;

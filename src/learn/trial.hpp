@@ -169,9 +169,11 @@ class Trial {
   // measured calls (what each native call adds to the budget's base).
   double native_own_estimate() const;
   void schedule_next();
-  // After current_ is set for the next call: a measured pair call after a call of the other
-  // side runs a switch-in call first.
-  void arm_switch();
+  // Whether the next call is a switch-in call: a measured pair call whose side differs from
+  // what the previous call ran.
+  bool switching_in() const;
+  // A first or switch-in call's extra time against native's median.
+  double extra_against_native(double seconds, double own) const;
   void evaluate(std::size_t candidate);
   // Candidate c's measured_s from what is measured so far (native: native_estimate()), so
   // that an undecided trial's report shows it.
@@ -194,7 +196,6 @@ class Trial {
   Slot slot_ = Slot::native_alone;
   std::size_t pair_candidate_ = 0;  // the candidate of the pair under way
   std::size_t last_run_ = 0;        // what the previous call ran
-  bool switching_ = false;          // the next call is a switch-in call (arm_switch)
   double pair_first_s_ = 0;         // the pair's first call
   double pair_first_own_s_ = -1;    // its own time (< 0 unknown)
   std::size_t contenders_ = 0;      // candidates other than native at the start
