@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -78,8 +79,12 @@ constexpr int kRecheckEvery = 200;
 // auto's trial times a call from its entry to the next one's, and its budget is a share of the
 // time in every communicator's calls.
 thread_local learn::EntryClock t_entries;
-// Calls that only run MPI's own and count read the clock once in this many (see exchange).
+// Calls that only run MPI's own and count read the clock once in this many (see exchange);
+// calls shorter than kShortCallS once in kClockEveryShort, as a clock read costs tens of
+// nanoseconds (two of them are 1-2 % of a call under a microsecond, read one call in 8).
 constexpr std::uint64_t kClockEvery = 8;
+constexpr std::uint64_t kClockEveryShort = 64;
+constexpr double kShortCallS = 20e-6;
 
 // What every trial under way in this process has spent so far (learn::Trial::spent_seconds):
 // sent with each agreement, so that the trials under way on every communicator share one
@@ -1379,21 +1384,27 @@ void close_unlearned_streak(CommState& cs) {
 }
 
 // Whether a call that only runs MPI's own and counts may leave the clock alone: the
-// communicator has a recent time per call, this is not its one clocked call in kClockEvery, no
-// trial's measurement waits for this entry, and no trace wants each call's time.
+// communicator has a recent time per call, this is not its one clocked call in kClockEvery
+// (kClockEveryShort for short calls), no trial's measurement waits for this entry, and no
+// trace wants each call's time.
 bool clock_may_rest(const Global& s, const CommState& cs,
                     const learn::EntryClock& entries = t_entries) {
-  return cs.per_call_s > 0 && (cs.calls + 1) % kClockEvery != 0 && !entries.next_wanted &&
+  static_assert(std::has_single_bit(kClockEvery) && std::has_single_bit(kClockEveryShort));
+  const std::uint64_t mask = (cs.per_call_s < kShortCallS ? kClockEveryShort : kClockEvery) - 1;
+  return cs.per_call_s > 0 && ((cs.calls + 1) & mask) != 0 && !entries.next_wanted &&
          !s.tracer.is_open();
 }
 
-// The lean path, the common call of a job that learns nothing yet: on the previous call's
-// communicator (one calling thread), with that call's counts and predefined types, between
-// learning probes, on a call whose clock rests (kClockEvery). What the general path
-// (exchange_general) does with such a call, and only that: the counts' hash into the learner's
-// history, MPI's own call, the count and the communicator's recent time per call. Everything
-// is checked here, in a small frame of its own: set up, active, not paused (MPI_Pcontrol).
-// False: the general path runs the call.
+// The lean path, the common calls of a job: MPI's own call that only counts, on the previous
+// call's communicator (one calling thread), on a call whose clock rests (kClockEvery). Three
+// kinds take it: a communicator that runs native for good (COMMSCHED_STRATEGY=native, or
+// native_only); a pattern in force that runs native, between its agreements
+// (kNativeAgreeEvery); and a learning communicator between probes, with the previous call's
+// counts and predefined types, whose counts' hash goes into the learner's history. Each does
+// what the general path (exchange_general) does with such a call, and only that: MPI's own
+// call, the count and the communicator's recent time per call. Everything is checked here, in
+// a small frame of its own: set up, active, not paused (MPI_Pcontrol). False: the general
+// path runs the call.
 bool run_lean(const Exchange& x, int& rc) {
   Global& s = g();
   if (!s.initialised.load(std::memory_order_acquire) || !s.active || x.comm == MPI_COMM_NULL ||
@@ -1405,20 +1416,47 @@ bool run_lean(const Exchange& x, int& rc) {
     return false;
   CommState& cs = *last.state;
   learn::EntryClock& entries = s.main_entries ? *s.main_entries : t_entries;
-  if (cs.native_only || s.strategy_native || !x.describable || !cs.learner.learning() ||
-      cs.calls + 1 >= cs.next_probe || !clock_may_rest(s, cs, entries) ||
-      !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
-                         x.recvtype, static_cast<std::size_t>(cs.size)))
+  if (!clock_may_rest(s, cs, entries)) return false;
+  enum class Kind { native, pinned, learning } kind;
+  Pattern* const p = cs.current;
+  if (cs.native_only || s.strategy_native) {
+    kind = Kind::native;
+  } else if (cs.learner.learning()) {
+    if (!x.describable || cs.calls + 1 >= cs.next_probe ||
+        !cs.repeat.matches(x.sendbuf == MPI_IN_PLACE, x.sendcounts, x.sendtype, x.recvcounts,
+                           x.recvtype, static_cast<std::size_t>(cs.size)))
+      return false;
+    kind = Kind::learning;
+  } else if (p && p->trial.decided() && p->running().native &&
+             (cs.calls + 1) % kNativeAgreeEvery != 0) {
+    kind = Kind::pinned;
+  } else {
     return false;
+  }
   flush_point(x.name + 4);  // without "MPI_"
   cs.in_step.before_call(s.in_step, x.comm);
-  ++cs.calls;
   cs.call = x.name;
-  cs.learner.repeat(cs.repeat.hash);
-  close_unlearned_streak(cs);
-  rc = x.native(x);
-  note_streak_call(cs, cs.per_call_s, false);
-  if (s.trial_budgeted) entries.in_calls_s += cs.per_call_s;
+  const double seconds = cs.per_call_s;
+  switch (kind) {
+    case Kind::native:
+      rc = x.native(x);
+      ++cs.unlearned_calls;
+      break;
+    case Kind::pinned:
+      ++cs.calls;
+      rc = x.native(x);
+      ++p->record.calls;
+      p->record.time_native_s += seconds;
+      break;
+    case Kind::learning:
+      ++cs.calls;
+      cs.learner.repeat(cs.repeat.hash);
+      close_unlearned_streak(cs);
+      rc = x.native(x);
+      note_streak_call(cs, seconds, false);
+      break;
+  }
+  if (s.trial_budgeted) entries.in_calls_s += seconds;
   return true;
 }
 
