@@ -897,7 +897,12 @@ def netns_inner(a):
                         cmd += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_STRATEGY={s}",
                                 "-x", "COMMSCHED_LOG_LEVEL=warn", "-x",
                                 f"COMMSCHED_MACHINE={machine}", "-x", f"COMMSCHED_REPORT={report}"]
-                    warmup = netns_warmup(a, s, runs)
+                    if s == "auto":
+                        # The column is auto's steady state after its learning and trial
+                        # (the whole-job tier measures what a job pays): no budget to wait
+                        # for, and no in-step gauge or trial among the timed calls.
+                        cmd += ["-x", "COMMSCHED_TRIAL_BUDGET=1", "-x", "COMMSCHED_IN_STEP=off"]
+                    warmup = netns_warmup(a, s)
                     args = w["args"] + ["--iterations", str(a.repetitions), "--warmup",
                                         str(warmup), "--clock", "monotonic"]
                     if launch == 0 and s == strategies[0]:
@@ -915,6 +920,9 @@ def netns_inner(a):
                         lb = bandwidth_bound(read_matrix(matrix_file), node_of, port, cluster_of,
                                              inter, burst)
                     rep = read_report(report) if s != "native" else None
+                    if s == "auto" and rep and not auto_decided(rep):
+                        log(f"[bench] WARNING: {platform} {w['workload']}: auto's trial had not "
+                            f"decided after {warmup} untimed calls (launch {launch + 1})")
                     r["warmup"] = warmup
                     runs[s].append((r, wall, rep))
             native, rows = None, []
@@ -931,6 +939,8 @@ def netns_inner(a):
                     if s == "auto":
                         point["auto_chose_per_launch"] = [x[2].get("strategy") if x[2] else None
                                                           for x in runs[s]]
+                        point["auto_decided_per_launch"] = [bool(x[2]) and auto_decided(x[2])
+                                                            for x in runs[s]]
                 if rep:
                     point.update(model_fields(rep, s))
                 rec = record("netns", platform, n, w, s, r, lb, native, wall, point)
@@ -997,26 +1007,13 @@ def fail_point(out, tier, platform, n, w, strategy, why):
     return rec
 
 
-# The library's defaults that size auto's untimed calls on the emulated cluster
-# (COMMSCHED_LEARN_CALLS, COMMSCHED_TRIAL_CALLS, COMMSCHED_TRIAL_SECONDS, and
-# learn::Trial::kMaxRoundsPerCall).
-LIB_LEARN_CALLS, LIB_TRIAL_CALLS, LIB_TRIAL_SECONDS, LIB_MAX_ROUNDS_PER_CALL = 3, 3, 0.1, 10
-
-
-def netns_warmup(a, s, runs):
-    """Untimed calls before the timed ones. auto's trial (learning calls, a discarded round,
-    then at least LIB_TRIAL_CALLS rounds and more while they took under LIB_TRIAL_SECONDS)
-    must be over before the timed calls: its rounds estimated from native's time on this point
-    (candidates at half of it, to be safe), else the most it can take."""
+def netns_warmup(a, s):
+    """Untimed calls before the timed ones: for auto, room for its learning (the library's
+    default of 3 calls) and the longest trial of the candidates it runs, below the re-check
+    (auto_trial_calls); the report says whether the trial decided in time."""
     if s != "auto":
         return a.warmup
-    most = LIB_MAX_ROUNDS_PER_CALL * LIB_TRIAL_CALLS
-    rounds = most
-    if runs.get("native"):
-        t = runs["native"][0][0]["stats"]["median"]
-        fill = math.ceil(LIB_TRIAL_SECONDS / (AUTO_TRIAL_CANDIDATES * 0.5 * t)) + 1
-        rounds = min(most, max(LIB_TRIAL_CALLS, fill))
-    return max(a.warmup, LIB_LEARN_CALLS + AUTO_TRIAL_CANDIDATES * (1 + rounds) + 2)
+    return max(a.warmup, auto_trial_calls(AUTO_TRIAL_CANDIDATES))
 
 
 def merge_launches(launches):
