@@ -1008,9 +1008,10 @@ def fail_point(out, tier, platform, n, w, strategy, why):
 
 
 def netns_warmup(a, s):
-    """Untimed calls before the timed ones: for auto, room for its learning (the library's
-    default of 3 calls) and the longest trial of the candidates it runs, below the re-check
-    (auto_trial_calls); the report says whether the trial decided in time."""
+    """Untimed calls before the timed ones: for auto, as many as keep the timed calls clear of
+    the re-check after a decision (auto_trial_calls), which hold any clear decision; a
+    near-tie may run longer (up to 16 times COMMSCHED_TRIAL_CALLS pairs per candidate), and
+    the report says whether the trial decided in time."""
     if s != "auto":
         return a.warmup
     return max(a.warmup, auto_trial_calls(AUTO_TRIAL_CANDIDATES))
