@@ -1434,15 +1434,15 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name, std::int64_t& post
   State& s = st();
   p2p_flush(nullptr);
   finish_votes();
-  const auto mine_native = static_cast<std::int64_t>(s.stretched_posts - native_posts_left);
-  PMPI_Reduce(&mine_native, &posts_native, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
   level_name = s.level == settings::BurstLevel::off     ? "off"
                : s.level == settings::BurstLevel::local ? "local"
                                                         : "collective";
   if (!s.checked) level_name = "off";
-  // Fixed-size arrays: every rank contributes the same shape to the reductions.
+  // Fixed-size arrays: every rank contributes the same shape to the reductions. The sums end
+  // with the posts that went native.
   constexpr int kFields = 6;  // ranks, bytes, seen, substituted, fallbacks, collective
-  std::array<std::int64_t, kMaxPatterns * kFields> sums{}, mine{};
+  std::array<std::int64_t, kMaxPatterns * kFields + 1> sums{}, mine{};
+  mine.back() = static_cast<std::int64_t>(s.stretched_posts - native_posts_left);
   std::array<std::int64_t, kMaxPatterns> max_posts{}, my_posts{};
   for (std::size_t i = 0; i < s.patterns.size(); ++i) {
     const PatternStats& p = s.patterns[i];
@@ -1458,6 +1458,7 @@ std::vector<BurstSummary> p2p_finish(std::string& level_name, std::int64_t& post
               MPI_COMM_WORLD);
   PMPI_Reduce(my_posts.data(), max_posts.data(), static_cast<int>(my_posts.size()), MPI_INT64_T,
               MPI_MAX, 0, MPI_COMM_WORLD);
+  posts_native = sums.back();  // rank 0's report; 0 elsewhere
   std::vector<BurstSummary> out;
   for (std::size_t i = 0; i < kMaxPatterns; ++i) {
     if (sums[i * kFields + 0] == 0) continue;
