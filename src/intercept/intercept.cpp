@@ -1395,6 +1395,13 @@ bool clock_may_rest(const Global& s, const CommState& cs,
          !s.tracer.is_open();
 }
 
+// Whether the next call of `p`, the pattern in force on `cs`, runs MPI's own without an
+// agreement: its trial chose native (or nothing else could run), and the call is not the one in
+// kNativeAgreeEvery that agrees, which notices new counts.
+bool pinned_native_call(const CommState& cs, const Pattern& p) {
+  return p.trial.decided() && p.running().native && (cs.calls + 1) % kNativeAgreeEvery != 0;
+}
+
 // The lean path, the common calls of a job: MPI's own call that only counts, on the previous
 // call's communicator (one calling thread), on a call whose clock rests (kClockEvery). Three
 // kinds take it: a communicator that runs native for good (COMMSCHED_STRATEGY=native, or
@@ -1427,8 +1434,7 @@ bool run_lean(const Exchange& x, int& rc) {
                            x.recvtype, static_cast<std::size_t>(cs.size)))
       return false;
     kind = Kind::learning;
-  } else if (p && p->trial.decided() && p->running().native &&
-             (cs.calls + 1) % kNativeAgreeEvery != 0) {
+  } else if (p && pinned_native_call(cs, *p)) {
     kind = Kind::pinned;
   } else {
     return false;
@@ -1816,7 +1822,7 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
     //   sends the next call through the agreement.
     if (Pattern* p = cs.current; p && !cs.learner.learning()) {
       const bool decided = p->trial.decided();
-      const bool pinned = decided && p->running().native && (cs.calls + 1) % kNativeAgreeEvery != 0;
+      const bool pinned = pinned_native_call(cs, *p);
       const bool owed = !decided && p->trial.native_calls_owed() > 0;
       const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
       if (pinned || owed || measured) {
