@@ -3,23 +3,28 @@
 # libcommsched.so preloaded, and shows the learned pattern, the strategy chosen and that the
 # checksums of all received bytes are identical. The preloaded run also writes a trace, which
 # commsched-analyze turns into a what-if table and pictures (BUILD/demo-*.svg). The job runs
-# long enough for auto's trial to decide, and the demo ends with the whole job's MPI_Alltoallv
-# time, native against preloaded, learning and trial included.
-#   apps/demo.sh [--ranks N] [--pattern P] [--strategy S] [--iterations N]
+# long enough for auto's trial to decide (4 ranks on 2 cores; with 8 ranks on 2 cores the
+# program's own work between calls is noisier than the candidates' differences, and the trial
+# keeps native undecided). It runs --pairs times each way, A/B interleaved, and ends with the
+# whole job's MPI_Alltoallv time, native against preloaded, learning and trial included: each
+# pair's ratio and their median.
+#   apps/demo.sh [--ranks N] [--pattern P] [--strategy S] [--iterations N] [--pairs N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=8 pattern=random strategy=auto iterations=3000 build="$here/build"
+ranks=4 pattern=random strategy=auto iterations=3000 pairs=5 build="$here/build"
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --pattern) pattern=$2; shift 2 ;;
     --strategy) strategy=$2; shift 2 ;;
     --iterations) iterations=$2; shift 2 ;;
+    --pairs) pairs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    -h|--help) sed -n 2,6p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
     *) echo "demo: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
+case "$pairs" in ''|*[!0-9]*|0) echo "demo: --pairs needs a positive integer" >&2; exit 2 ;; esac
 "$here/apps/install_deps.sh"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target commsched irregular_exchange commsched-analyze >/dev/null
@@ -30,35 +35,75 @@ mpirun=(mpirun.openmpi -np "$ranks")
 # Oversubscribed ranks yield the core when idle, else 2 cores make timings noise.
 mpirun+=(--oversubscribe --mca mpi_yield_when_idle 1)
 args=(--pattern "$pattern" --unit 1024 --iterations "$iterations")
-
-echo "== native: ${mpirun[*]} $app ${args[*]}"
-native=$(timeout 300 "${mpirun[@]}" "$app" "${args[@]}")
-echo "$native"
-echo
-echo "== preloaded: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"
 report=$(mktemp)
 trace="$build/demo-trace"
-rm -rf "$trace"
-preloaded=$(COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
-  COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" -x COMMSCHED_STRATEGY \
-  -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE "$app" "${args[@]}" 2>&1)
-echo "$preloaded"
+trap 'rm -f "$report"' EXIT
+
+run_native() { timeout 300 "${mpirun[@]}" "$app" "${args[@]}"; }
+# The first preloaded run logs at info level and writes the report and the trace; the others
+# run exactly as a user's job would, with nothing set but the strategy.
+run_preloaded() {
+  if [ "${1:-}" = first ]; then
+    rm -rf "$trace"
+    COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
+      COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
+      -x COMMSCHED_STRATEGY -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE \
+      "$app" "${args[@]}" 2>&1
+  else
+    COMMSCHED_STRATEGY=$strategy timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
+      -x COMMSCHED_STRATEGY "$app" "${args[@]}" 2>&1
+  fi
+}
+field() { sed -n "s/^$1=//p" <<<"$2"; }
+
+declare -a tn tp
+sums=()
+for ((i = 0; i < pairs; i++)); do
+  # Alternate which side goes first, so a drift of the machine favours neither.
+  for side in $( ((i % 2 == 0)) && echo "native preloaded" || echo "preloaded native"); do
+    if [ "$side" = native ]; then
+      out=$(run_native)
+      if [ "$i" -eq 0 ]; then echo "== native: ${mpirun[*]} $app ${args[*]}"; echo "$out"; echo; fi
+      tn[i]=$(field alltoallv_total_s "$out")
+    else
+      if [ "$i" -eq 0 ]; then
+        out=$(run_preloaded first)
+        echo "== preloaded: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"; echo "$out"; echo
+      else
+        out=$(run_preloaded)
+      fi
+      tp[i]=$(field alltoallv_total_s "$out")
+    fi
+    sums+=("$side $(field checksum "$out")")
+  done
+  if [ "$i" -gt 0 ] || [ "$pairs" -gt 1 ]; then
+    echo "== pair $((i + 1)) of $pairs: native ${tn[i]} s, preloaded ${tp[i]} s"
+  fi
+done
 echo
-a=$(grep '^checksum=' <<<"$native")
-b=$(grep '^checksum=' <<<"$preloaded")
 chosen=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(", ".join(sorted({p["strategy"] + ((" (" + p["note"] + ")") if p["note"] else "") for p in r["patterns"]})) or "none (no pattern learned)")' "$report")
-rm -f "$report"
-echo "== strategy chosen: $chosen"
-tn=$(sed -n 's/^alltoallv_total_s=//p' <<<"$native")
-tp=$(sed -n 's/^alltoallv_total_s=//p' <<<"$preloaded")
-python3 -c 'import sys; n, p = float(sys.argv[1]), float(sys.argv[2]); print("== whole job, every MPI_Alltoallv (learning and trial included): native %.3f s, preloaded %.3f s, ratio native/preloaded %.2f (above 1: faster with commsched; one run each on a shared machine, so a few %% either way is noise)" % (n, p, n / p))' "$tn" "$tp"
+echo "== strategy chosen (first preloaded run): $chosen"
+python3 - "${tn[*]}" "${tp[*]}" <<'PY'
+import statistics, sys
+n = [float(x) for x in sys.argv[1].split()]
+p = [float(x) for x in sys.argv[2].split()]
+r = sorted(a / b for a, b in zip(n, p))
+span = "" if len(r) == 1 else " (pairs %s)" % ", ".join("%.2f" % x for x in r)
+print("== whole job, every MPI_Alltoallv (learning and trial included), %d A/B pair%s: native "
+      "%.3f s, preloaded %.3f s (medians); ratio native/preloaded %.2f, the median%s. Above 1: "
+      "faster with commsched. Where ranks share cores, one run differs from the next by several "
+      "%%." % (len(r), "s" if len(r) > 1 else "", statistics.median(n),
+                                    statistics.median(p), statistics.median(r), span))
+PY
 echo
 echo "== commsched-analyze $trace --machine default --svg $build/demo"
 "$build/apps/commsched-analyze" "$trace" --machine default --svg "$build/demo"
 echo
-if [ -n "$a" ] && [ "$a" = "$b" ]; then
-  echo "== result identical: native $a, preloaded $b"
+first=$(cut -d' ' -f2- <<<"${sums[0]}")
+if [ -n "$first" ] && ! printf '%s\n' "${sums[@]}" | cut -d' ' -f2- | grep -vqxF -- "$first"; then
+  echo "== result identical: every run, native and preloaded, $first"
 else
-  echo "== RESULT DIFFERS: native '$a', preloaded '$b'" >&2
+  echo "== RESULT DIFFERS:" >&2
+  printf '   %s\n' "${sums[@]}" >&2
   exit 1
 fi
