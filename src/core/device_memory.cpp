@@ -63,6 +63,8 @@ Runtimes runtimes() {
 
 }  // namespace
 
+void look_up_device_runtimes() { (void)runtimes(); }
+
 bool is_device_memory(const void* p) {
   if (!p) return false;
   const Runtimes r = runtimes();
