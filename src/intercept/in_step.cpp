@@ -52,9 +52,11 @@ void InStepGate::fail() {
 
 // Calls 1 to kGaugeCalls give this rank's time between calls and their cycle. At the next
 // call the ranks agree on the shortest time and on the job clock, and each times that
-// allreduce; at the one after, they agree on the shortest such time (the rank that entered
-// last waited for nobody: what a barrier costs), and the communicator joins the trial only
-// where learn::in_step_joins.
+// allreduce (blocking: Open MPI's first non-blocking collective on a communicator costs tens
+// of microseconds more); calls closer than learn::in_step_may_join allows stay out there and
+// then, which is where short calls end. For the others, at the call after, the ranks agree on
+// the shortest such time (the rank that entered last waited for nobody: what a barrier
+// costs), and the communicator joins the trial only where learn::in_step_joins.
 void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   const double t = PMPI_Wtime() - job.t0;
   const int call = calls_++;
@@ -72,6 +74,10 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
     gauge_s_ = PMPI_Wtime() - job.t0 - t;
     period_ = -out[0];
     agreed_ = out[1];
+    if (!learn::in_step_may_join(period_)) {  // agreed: every rank stays out alike
+      mode_ = Mode::off;
+      ++job.short_calls;
+    }
     return;
   }
   double barrier = 0;

@@ -25,8 +25,10 @@ InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock) 
 }
 
 bool in_step_joins(double period, double barrier) {
-  return period >= kInStepMinPeriod && barrier >= 0 && barrier <= kInStepMaxCost * period;
+  return in_step_may_join(period) && barrier >= 0 && barrier <= kInStepMaxCost * period;
 }
+
+bool in_step_may_join(double period) { return period >= kInStepMinPeriod; }
 
 int in_step_cycle(const double* entries, int n) {
   // Over a whole cycle the time varies only by the job's noise, the same at any lag; within

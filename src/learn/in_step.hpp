@@ -46,6 +46,9 @@ InStepPhase in_step_phase(double t, double decide_at, const InStepClock& clock);
 inline constexpr double kInStepMinPeriod = 0.02;
 inline constexpr double kInStepMaxCost = 0.05;
 bool in_step_joins(double period, double barrier);
+/// Whether the calls are far enough apart that the barrier's cost is worth timing: where they
+/// are not, the communicator stays out without the gauge's second allreduce.
+bool in_step_may_join(double period);
 
 /// A communicator's calls often come in a cycle (a 3-D FFT's three transposes per time step):
 /// the lag, 1 to kInStepMaxCycle calls, whose entry-to-entry times vary clearly least over

@@ -566,6 +566,18 @@ TEST(InStep, JoinsWhereCallsAreFarApartAndABarrierIsCheap) {
   EXPECT_FALSE(cs::learn::in_step_joins(0.1, 0.0051));   // a barrier above 5 % of the time
 }
 
+TEST(InStep, CloseCallsStayOutBeforeTheBarrierIsTimed) {
+  // The gauge's second allreduce (the barrier's cost) is made only where it can matter.
+  EXPECT_FALSE(cs::learn::in_step_may_join(0.010));
+  EXPECT_FALSE(cs::learn::in_step_may_join(3e-6));
+  EXPECT_TRUE(cs::learn::in_step_may_join(0.045));
+  for (double period : {1e-6, 0.01, 0.019, 0.02, 0.05, 1.0}) {
+    if (!cs::learn::in_step_may_join(period)) {
+      EXPECT_FALSE(cs::learn::in_step_joins(period, 0)) << period;
+    }
+  }
+}
+
 TEST(InStep, CycleIsTheSteadiestLag) {
   // Three calls close together, then a long gap: a 3-D FFT's transposes in each time step.
   std::vector<double> burst;
