@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The demo: installs, builds, then runs the bundled irregular_exchange natively and with
 # libcommsched.so preloaded, and shows the learned pattern, the strategy chosen and that the
-# checksums of all received bytes are identical. The preloaded run also writes a trace, which
-# commsched-analyze turns into a what-if table and pictures (BUILD/demo-*.svg). The job runs
-# long enough for auto's trial to decide (4 ranks on 2 cores; with 8 ranks on 2 cores the
-# program's own work between calls is noisier than the candidates' differences, and the trial
-# keeps native undecided). It runs --pairs times each way, A/B interleaved, and ends with the
-# whole job's MPI_Alltoallv time, native against preloaded, learning and trial included: each
-# pair's ratio and their median.
+# checksums of all received bytes are identical. A first preloaded run, shown with its log,
+# also writes a trace, which commsched-analyze turns into a what-if table and pictures
+# (BUILD/demo-*.svg). Then --pairs runs each way, A/B interleaved, as a user runs the job (no
+# log, report or trace), give the whole job's MPI_Alltoallv time, native against preloaded,
+# learning and trial included: each pair's ratio and their median. The job runs long enough
+# for auto's trial to decide (4 ranks on 2 cores; with 8 ranks on 2 cores the program's own
+# work between calls is noisier than the candidates' differences, and the trial keeps native
+# undecided).
 #   apps/demo.sh [--ranks N] [--pattern P] [--strategy S] [--iterations N] [--pairs N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     --iterations) iterations=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) echo "demo: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,24 +41,26 @@ trace="$build/demo-trace"
 trap 'rm -f "$report"' EXIT
 
 run_native() { timeout 300 "${mpirun[@]}" "$app" "${args[@]}"; }
-# The first preloaded run logs at info level and writes the report and the trace; the others
-# run exactly as a user's job would, with nothing set but the strategy.
+# A user's job: nothing set but the strategy.
 run_preloaded() {
-  if [ "${1:-}" = first ]; then
-    rm -rf "$trace"
-    COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
-      COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
-      -x COMMSCHED_STRATEGY -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE \
-      "$app" "${args[@]}" 2>&1
-  else
-    COMMSCHED_STRATEGY=$strategy timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
-      -x COMMSCHED_STRATEGY "$app" "${args[@]}" 2>&1
-  fi
+  COMMSCHED_STRATEGY=$strategy timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
+    -x COMMSCHED_STRATEGY "$app" "${args[@]}" 2>&1
 }
 field() { sed -n "s/^$1=//p" <<<"$2"; }
 
+# First a run that shows what the library does: it logs at info level and writes the report
+# and the trace, which cost time of their own, so it is not one of the timed pairs.
+rm -rf "$trace"
+shown=$(COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
+  COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
+  -x COMMSCHED_STRATEGY -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE \
+  "$app" "${args[@]}" 2>&1)
+echo "== preloaded, with its log, report and trace: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"
+echo "$shown"
+echo
+sums=("preloaded (shown) $(field checksum "$shown")")
+
 declare -a tn tp
-sums=()
 for ((i = 0; i < pairs; i++)); do
   # Alternate which side goes first, so a drift of the machine favours neither.
   for side in $( ((i % 2 == 0)) && echo "native preloaded" || echo "preloaded native"); do
@@ -66,23 +69,16 @@ for ((i = 0; i < pairs; i++)); do
       if [ "$i" -eq 0 ]; then echo "== native: ${mpirun[*]} $app ${args[*]}"; echo "$out"; echo; fi
       tn[i]=$(field alltoallv_total_s "$out")
     else
-      if [ "$i" -eq 0 ]; then
-        out=$(run_preloaded first)
-        echo "== preloaded: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"; echo "$out"; echo
-      else
-        out=$(run_preloaded)
-      fi
+      out=$(run_preloaded)
       tp[i]=$(field alltoallv_total_s "$out")
     fi
     sums+=("$side $(field checksum "$out")")
   done
-  if [ "$i" -gt 0 ] || [ "$pairs" -gt 1 ]; then
-    echo "== pair $((i + 1)) of $pairs: native ${tn[i]} s, preloaded ${tp[i]} s"
-  fi
+  echo "== pair $((i + 1)) of $pairs, as a user runs it: native ${tn[i]} s, preloaded ${tp[i]} s"
 done
 echo
 chosen=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(", ".join(sorted({p["strategy"] + ((" (" + p["note"] + ")") if p["note"] else "") for p in r["patterns"]})) or "none (no pattern learned)")' "$report")
-echo "== strategy chosen (first preloaded run): $chosen"
+echo "== strategy chosen (the run shown): $chosen"
 python3 - "${tn[*]}" "${tp[*]}" <<'PY'
 import statistics, sys
 n = [float(x) for x in sys.argv[1].split()]
@@ -99,8 +95,8 @@ echo
 echo "== commsched-analyze $trace --machine default --svg $build/demo"
 "$build/apps/commsched-analyze" "$trace" --machine default --svg "$build/demo"
 echo
-first=$(cut -d' ' -f2- <<<"${sums[0]}")
-if [ -n "$first" ] && ! printf '%s\n' "${sums[@]}" | cut -d' ' -f2- | grep -vqxF -- "$first"; then
+first=${sums[0]##* }
+if [ -n "$first" ] && ! printf '%s\n' "${sums[@]}" | awk '{print $NF}' | grep -vqxF -- "$first"; then
   echo "== result identical: every run, native and preloaded, $first"
 else
   echo "== RESULT DIFFERS:" >&2
