@@ -629,14 +629,13 @@ void setup(int provided, bool saw_init) {
   if (s.active && !s.cfg.trace_dir.empty()) open_trace(s);
   s.machine_hash = learn::text_hash(cost::to_toml(s.machine));
   if (s.active && !s.cfg.wisdom_path.empty()) load_wisdom(s);
-  // One-time lookups that would otherwise fall on a short job's first calls.
   if (s.active) {
+    // One-time lookups that would otherwise fall on a short job's first calls.
     prime_type_table();
     core::look_up_device_runtimes();
-  }
-  if (s.active)
     core::log_info("commsched active: strategy " + s.cfg.strategy + ", learn after " +
                    std::to_string(s.cfg.learn_calls) + " identical calls");
+  }
 }
 
 // This rank's node: its processor name (the host's name, as MPI's shared-memory domains go)
