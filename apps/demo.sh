@@ -41,20 +41,18 @@ trace="$build/demo-trace"
 trap 'rm -f "$report"' EXIT
 
 run_native() { timeout 300 "${mpirun[@]}" "$app" "${args[@]}"; }
-# A user's job: nothing set but the strategy.
+# A user's job: nothing set but the strategy, and the COMMSCHED_* variables given as VAR=VALUE.
 run_preloaded() {
-  COMMSCHED_STRATEGY=$strategy timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
-    -x COMMSCHED_STRATEGY "$app" "${args[@]}" 2>&1
+  local env=(COMMSCHED_STRATEGY="$strategy" "$@") fwd=(-x LD_PRELOAD="$lib") kv
+  for kv in "${env[@]}"; do fwd+=(-x "${kv%%=*}"); done
+  env "${env[@]}" timeout 300 "${mpirun[@]}" "${fwd[@]}" "$app" "${args[@]}" 2>&1
 }
 field() { sed -n "s/^$1=//p" <<<"$2"; }
 
 # First a run that shows what the library does: it logs at info level and writes the report
 # and the trace, which cost time of their own, so it is not one of the timed pairs.
 rm -rf "$trace"
-shown=$(COMMSCHED_STRATEGY=$strategy COMMSCHED_REPORT=$report COMMSCHED_LOG_LEVEL=info \
-  COMMSCHED_TRACE=$trace timeout 300 "${mpirun[@]}" -x LD_PRELOAD="$lib" \
-  -x COMMSCHED_STRATEGY -x COMMSCHED_REPORT -x COMMSCHED_LOG_LEVEL -x COMMSCHED_TRACE \
-  "$app" "${args[@]}" 2>&1)
+shown=$(run_preloaded COMMSCHED_REPORT="$report" COMMSCHED_LOG_LEVEL=info COMMSCHED_TRACE="$trace")
 echo "== preloaded, with its log, report and trace: COMMSCHED_STRATEGY=$strategy LD_PRELOAD=$lib"
 echo "$shown"
 echo
