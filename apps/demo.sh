@@ -43,9 +43,9 @@ trap 'rm -f "$report"' EXIT
 run_native() { timeout 300 "${mpirun[@]}" "$app" "${args[@]}"; }
 # A user's job: nothing set but the strategy, and the COMMSCHED_* variables given as VAR=VALUE.
 run_preloaded() {
-  local env=(COMMSCHED_STRATEGY="$strategy" "$@") fwd=(-x LD_PRELOAD="$lib") kv
-  for kv in "${env[@]}"; do fwd+=(-x "${kv%%=*}"); done
-  env "${env[@]}" timeout 300 "${mpirun[@]}" "${fwd[@]}" "$app" "${args[@]}" 2>&1
+  local vars=(COMMSCHED_STRATEGY="$strategy" "$@") fwd=(-x LD_PRELOAD="$lib") kv
+  for kv in "${vars[@]}"; do fwd+=(-x "${kv%%=*}"); done
+  env "${vars[@]}" timeout 300 "${mpirun[@]}" "${fwd[@]}" "$app" "${args[@]}" 2>&1
 }
 field() { sed -n "s/^$1=//p" <<<"$2"; }
 
