@@ -681,8 +681,8 @@ def chosen(r):
     if not r.get("patterns"):
         return f"none learned ({r.get('unlearned_calls') or 0} calls native)"
     step = r.get("in_step") or {}
-    synced = (f"; in step on {step['synced']} of "
-              f"{step['synced'] + step['unsynced'] + step['short_calls']} rank-communicators"
+    total = sum(step.get(k, 0) for k in ("synced", "unsynced", "short_calls", "lossless"))
+    synced = (f"; in step on {step['synced']} of {total} rank-communicators"
               if step.get("mode", "off") != "off" else "")
     return (", ".join(r["strategies"]) +
             f" ({len(r['patterns'])} patterns, {r['calls_optimised']}/{r['calls']} calls "

@@ -4,16 +4,24 @@
 #include <string>
 
 #include "core/log.hpp"
+#include "core/netstat.hpp"
 
 namespace commsched::intercept {
 
 void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, bool threads,
                           double now) {
   mode = cfg.in_step;
-  if (threads || (mode == settings::InStep::automatic && !strategy_auto))
-    mode = settings::InStep::off;
+  const bool trial = mode == settings::InStep::automatic || mode == settings::InStep::trial;
+  if (threads || (trial && !strategy_auto)) mode = settings::InStep::off;
   clock.epoch_s = cfg.in_step_epoch;
   t0 = now;
+  if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts();
+}
+
+double InStepJob::may_gain() const {
+  if (mode != settings::InStep::automatic || timeouts < 0) return 1;
+  const long long later = core::tcp_timeouts();
+  return later < 0 || later > timeouts ? 1 : 0;
 }
 
 void InStepGate::start(InStepJob& job, int size, bool intercomm) {
@@ -56,7 +64,8 @@ void InStepGate::fail() {
 // of microseconds more); calls closer than learn::in_step_may_join allows stay out there and
 // then, which is where short calls end. For the others, at the call after, the ranks agree on
 // the shortest such time (the rank that entered last waited for nobody: what a barrier
-// costs), and the communicator joins the trial only where learn::in_step_joins.
+// costs), and the communicator joins the trial only where learn::in_step_joins and some rank's
+// node has seen a retransmission timeout (InStepJob::may_gain).
 void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   const double t = PMPI_Wtime() - job.t0;
   const int call = calls_++;
@@ -80,14 +89,20 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
     }
     return;
   }
-  double barrier = 0;
-  if (PMPI_Allreduce(&gauge_s_, &barrier, 1, MPI_DOUBLE, MPI_MIN, comm) != MPI_SUCCESS) {
+  const std::array<double, 2> in{-gauge_s_, job.may_gain()};
+  std::array<double, 2> out{};
+  if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
     mode_ = Mode::off;
     return;
   }
-  if (!learn::in_step_joins(period_, barrier)) {
+  if (!learn::in_step_joins(period_, -out[0])) {
     mode_ = Mode::off;
     ++job.short_calls;
+    return;
+  }
+  if (out[1] <= 0) {
+    mode_ = Mode::off;
+    ++job.lossless;
     return;
   }
   mode_ = Mode::trial;

@@ -23,9 +23,18 @@ struct InStepJob {
   std::int64_t synced = 0;       ///< communicators decided in step (or all, with `on`)
   std::int64_t unsynced = 0;     ///< communicators the trial left native
   std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
+  std::int64_t lossless = 0;  ///< communicators whose ranks' nodes saw no retransmission timeout
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
-  /// `auto` applies only under COMMSCHED_STRATEGY=auto, and nothing under MPI_THREAD_MULTIPLE.
+  /// core::tcp_timeouts at setup, under `auto` (-1: unknown, or not asked).
+  long long timeouts = -1;
+  /// `auto` and `trial` apply only under COMMSCHED_STRATEGY=auto, and nothing under
+  /// MPI_THREAD_MULTIPLE.
   void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
+  /// 1 where this rank's node has seen a TCP retransmission timeout since setup, or cannot
+  /// tell, or the mode is `trial`; else 0. Under `auto`, a communicator joins the trial only
+  /// where some rank's node says 1: in step wins back the time an incast loses to
+  /// retransmission timeouts, and on a network that loses nothing it can only cost.
+  double may_gain() const;
 };
 
 class InStepGate {

@@ -1353,6 +1353,7 @@ void before_finalize() {
     h.in_step_synced = s.in_step.synced;
     h.in_step_unsynced = s.in_step.unsynced;
     h.in_step_short = s.in_step.short_calls;
+    h.in_step_lossless = s.in_step.lossless;
     h.in_step_ratio = s.in_step.ratio;
     const std::vector<PatternRecord> merged = write_report(
         MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);

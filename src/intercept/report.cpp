@@ -108,6 +108,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                                     {"synced", h.in_step_synced},
                                     {"unsynced", h.in_step_unsynced},
                                     {"short_calls", h.in_step_short},
+                                    {"lossless", h.in_step_lossless},
                                     {"trial_ratio", h.in_step_ratio}}},
                        {"warnings", h.warnings}};
   return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -141,10 +142,12 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
   if (h.in_step != "off") {
     std::fprintf(stderr,
                  "[commsched]   in step (COMMSCHED_IN_STEP=%s): %lld communicator(s) synced, %lld "
-                 "left native by the trial, %lld where a barrier costs too much (summed over ranks)",
+                 "left native by the trial, %lld where a barrier costs too much, %lld where no "
+                 "node saw a TCP retransmission timeout (summed over ranks)",
                  h.in_step.c_str(), static_cast<long long>(h.in_step_synced),
                  static_cast<long long>(h.in_step_unsynced),
-                 static_cast<long long>(h.in_step_short));
+                 static_cast<long long>(h.in_step_short),
+                 static_cast<long long>(h.in_step_lossless));
     if (h.in_step_ratio >= 0)
       std::fprintf(stderr, "; trial: in step %.3g of native's time between calls",
                    h.in_step_ratio);
@@ -233,12 +236,12 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
-  const std::int64_t mine_counts[7] = {header.faults_injected, header.fallbacks,
+  const std::int64_t mine_counts[8] = {header.faults_injected, header.fallbacks,
                                        header.device_calls,    header.paused_calls,
                                        header.in_step_synced,  header.in_step_unsynced,
-                                       header.in_step_short};
-  std::int64_t sums[7] = {};
-  PMPI_Reduce(mine_counts, sums, 7, MPI_INT64_T, MPI_SUM, 0, world);
+                                       header.in_step_short,   header.in_step_lossless};
+  std::int64_t sums[8] = {};
+  PMPI_Reduce(mine_counts, sums, 8, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return {};
   ReportHeader h = header;
   h.faults_injected = sums[0];
@@ -248,6 +251,7 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   h.in_step_synced = sums[4];
   h.in_step_unsynced = sums[5];
   h.in_step_short = sums[6];
+  h.in_step_lossless = sums[7];
   std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return recs;

@@ -74,6 +74,7 @@ struct ReportHeader {
   std::int64_t in_step_synced = 0;   ///< communicators run in step; summed over ranks
   std::int64_t in_step_unsynced = 0;  ///< communicators its trial left native; summed
   std::int64_t in_step_short = 0;    ///< communicators where a barrier costs too much; summed
+  std::int64_t in_step_lossless = 0;  ///< communicators whose nodes saw no TCP timeout; summed
   double in_step_ratio = -1;         ///< rank 0's trial: in step's time per call over native's
 };
 

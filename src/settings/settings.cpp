@@ -60,9 +60,10 @@ constexpr std::array kSpecs{
     Spec{"IN_STEP", "choice", "auto",
          "Whether the ranks enter each blocking all-to-all together, after a barrier: `auto` "
          "(with `STRATEGY=auto`: a job-wide trial decides per communicator where a barrier "
-         "costs at most 5 % of the time between calls, 20 ms or more, from the job's pace in "
-         "epochs run in step and not; see the README), `on` (every call on every communicator) "
-         "or `off`."},
+         "costs at most 5 % of the time between calls, 20 ms or more, and the job's nodes have "
+         "seen TCP retransmission timeouts, from the job's pace in epochs run in step and not; "
+         "see the README), `trial` (that trial without the retransmission test), `on` (every "
+         "call on every communicator) or `off`."},
     Spec{"IN_STEP_EPOCH", "number", "0.5",
          "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
          "communicator decides after six whole epochs; 0.001 to 60."},
@@ -339,10 +340,11 @@ void apply_nonblocking(const Spec& spec, std::string_view value, Settings& s, Re
   apply_named(spec, value, kModes, s.nonblocking, r, "a mode");
 }
 
-constexpr std::array<std::pair<std::string_view, InStep>, 3> kInStepModes{{
+constexpr std::array<std::pair<std::string_view, InStep>, 4> kInStepModes{{
     {"off", InStep::off},
     {"on", InStep::on},
     {"auto", InStep::automatic},
+    {"trial", InStep::trial},
 }};
 
 void apply_in_step(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {

@@ -21,7 +21,7 @@ enum class BurstLevel { off, local, collective };
 enum class NonBlocking { native, eager, shift, automatic };
 
 /// COMMSCHED_IN_STEP: whether the ranks enter each all-to-all together (learn/in_step.hpp).
-enum class InStep { off, on, automatic };
+enum class InStep { off, on, automatic, trial };
 
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE

@@ -16,6 +16,7 @@
 
 #include "core/files.hpp"
 #include "core/log.hpp"
+#include "core/netstat.hpp"
 
 namespace fs = std::filesystem;
 using namespace commsched;
@@ -251,6 +252,37 @@ TEST_F(Files, LogFileRefusesFifoAndSaysOnceWhenLinesAreLost) {
   const std::string kept = slurp(base + ".r0");
   EXPECT_LE(kept.size(), 1024u);
   EXPECT_NE(kept.find("warning: line 0"), std::string::npos) << kept;
+}
+
+// ---- /proc/net/netstat ---------------------------------------------------------------------
+
+// The counter is found by name in the TcpExt block, wherever it stands, and only there.
+TEST(Netstat, ParsesTcpTimeouts) {
+  const std::string text =
+      "TcpExt: SyncookiesSent SyncookiesRecv TCPTimeouts TCPLossProbes\n"
+      "TcpExt: 0 0 417 9\n"
+      "IpExt: InNoRoutes TCPTimeouts\n"
+      "IpExt: 0 5\n";
+  EXPECT_EQ(core::parse_tcp_timeouts(text), 417);
+  EXPECT_EQ(core::parse_tcp_timeouts("IpExt: TCPTimeouts\nIpExt: 5\n"), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\nTcpExt: 1 12"), 12);  // no newline
+}
+
+// Missing, short, negative or non-numeric values, or a header without values, give -1.
+TEST(Netstat, MalformedGivesUnknown) {
+  EXPECT_EQ(core::parse_tcp_timeouts(""), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\n"), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\nTcpExt: 1\n"), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\nTcpExt: 1 -3\n"), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\nTcpExt: 1 7x\n"), -1);
+  EXPECT_EQ(core::parse_tcp_timeouts("TcpExt: A TCPTimeouts\nIpExt: 1 7\n"), -1);
+}
+
+// This machine's own file, where there is one: a count, never an error.
+TEST(Netstat, ReadsThisMachine) {
+  const long long now = core::tcp_timeouts();
+  if (!fs::exists("/proc/net/netstat")) GTEST_SKIP() << "no /proc/net/netstat";
+  EXPECT_GE(now, 0);
 }
 
 }  // namespace

@@ -377,6 +377,9 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(step.settings.in_step_epoch, 0.02);
   EXPECT_EQ(parse_env({{"COMMSCHED_IN_STEP", "off"}}).settings.in_step,
             commsched::settings::InStep::off);
+  EXPECT_EQ(parse_env({{"COMMSCHED_IN_STEP", "trial"}}).settings.in_step,
+            commsched::settings::InStep::trial);
+  EXPECT_EQ(in_step_name(commsched::settings::InStep::trial), "trial");
 }
 
 TEST(Settings, FaultSpec) {
