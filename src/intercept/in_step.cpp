@@ -18,10 +18,10 @@ void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, boo
   if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts();
 }
 
-double InStepJob::may_gain() const {
-  if (mode != settings::InStep::automatic || timeouts < 0) return 1;
+bool InStepJob::may_gain() const {
+  if (timeouts < 0) return true;
   const long long later = core::tcp_timeouts();
-  return later < 0 || later > timeouts ? 1 : 0;
+  return later < 0 || later > timeouts;
 }
 
 void InStepGate::start(InStepJob& job, int size, bool intercomm) {
@@ -89,7 +89,7 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
     }
     return;
   }
-  const std::array<double, 2> in{-gauge_s_, job.may_gain()};
+  const std::array<double, 2> in{-gauge_s_, job.may_gain() ? 1.0 : 0.0};
   std::array<double, 2> out{};
   if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
     mode_ = Mode::off;

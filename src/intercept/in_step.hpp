@@ -25,16 +25,17 @@ struct InStepJob {
   std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
   std::int64_t lossless = 0;  ///< communicators whose ranks' nodes saw no retransmission timeout
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
-  /// core::tcp_timeouts at setup, under `auto` (-1: unknown, or not asked).
+  /// core::tcp_timeouts at setup, read under `auto` only (-1: unknown, or not asked).
   long long timeouts = -1;
   /// `auto` and `trial` apply only under COMMSCHED_STRATEGY=auto, and nothing under
   /// MPI_THREAD_MULTIPLE.
   void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
-  /// 1 where this rank's node has seen a TCP retransmission timeout since setup, or cannot
-  /// tell, or the mode is `trial`; else 0. Under `auto`, a communicator joins the trial only
-  /// where some rank's node says 1: in step wins back the time an incast loses to
-  /// retransmission timeouts, and on a network that loses nothing it can only cost.
-  double may_gain() const;
+  /// Whether this rank's node has seen a TCP retransmission timeout since setup, or cannot
+  /// tell, or the test was not asked for (`trial`: `timeouts` stays -1). Under `auto`, a
+  /// communicator joins the trial only where some rank's node says so: in step wins back the
+  /// time an incast loses to retransmission timeouts, and on a network that loses nothing it
+  /// can only cost.
+  bool may_gain() const;
 };
 
 class InStepGate {
