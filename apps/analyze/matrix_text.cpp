@@ -1,6 +1,5 @@
 #include "analyze/matrix_text.hpp"
 
-#include <charconv>
 #include <istream>
 #include <map>
 #include <ostream>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "core/files.hpp"
+#include "core/parse.hpp"
 
 namespace commsched::analyze {
 namespace {
@@ -29,8 +29,9 @@ std::vector<std::string_view> words(std::string_view line) {
 }
 
 bool to_u64(std::string_view s, std::uint64_t& v) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  const auto value = core::parse_whole<std::uint64_t>(s);
+  if (value) v = *value;
+  return value.has_value();
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include "core/netstat.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <string>
 
 #include "core/files.hpp"
+#include "core/parse.hpp"
 
 namespace commsched::core {
 namespace {
@@ -42,9 +42,8 @@ long long parse_tcp_timeouts(std::string_view netstat) {
       const std::string_view value = next_field(values, v);
       if (name.empty() || value.empty()) return -1;
       if (name != "TCPTimeouts") continue;
-      long long count = -1;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), count);
-      return ec == std::errc{} && end == value.data() + value.size() && count >= 0 ? count : -1;
+      const auto count = parse_whole<long long>(value);
+      return count && *count >= 0 ? *count : -1;
     }
   }
   return -1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/files.hpp"
+#include "core/parse.hpp"
 
 #ifndef COMMSCHED_VERSION
 #error "COMMSCHED_VERSION must be defined (src/learn/CMakeLists.txt passes the project version)"
@@ -53,15 +54,18 @@ bool read_hex16(std::string_view text, std::uint64_t& v) {
   // Lower case only: one value, one spelling, so a flipped case bit is damage too.
   for (const char c : text)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
-  return ec == std::errc{} && end == text.data() + text.size();
+  const auto value = core::parse_whole<std::uint64_t>(text, 16);
+  if (value) v = *value;
+  return value.has_value();
 }
 
+/// A count or seconds as serialize writes them: no sign.
 template <typename T>
 bool read_whole(std::string_view text, T& v) {
-  if (text.empty() || text.front() == '+' || text.front() == '-') return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return ec == std::errc{} && end == text.data() + text.size();
+  if (!text.empty() && text.front() == '-') return false;
+  const auto value = core::parse_whole<T>(text);
+  if (value) v = *value;
+  return value.has_value();
 }
 
 bool valid_seconds(double s) { return std::isfinite(s) && s >= 0; }

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <set>
-#include <system_error>
+
+#include "core/parse.hpp"
 
 // Declared by <unistd.h> under _GNU_SOURCE; declared here so this file needs no POSIX header.
 extern "C" {
@@ -177,26 +177,12 @@ std::string var_name(std::string_view key) {
   return name;
 }
 
-/// Whole-string unsigned/signed integer; nullopt on empty input, junk, sign where not allowed,
-/// or overflow.
-template <typename T>
-std::optional<T> parse_integer(std::string_view text, int base) {
-  if (text.empty()) return std::nullopt;
-  T value{};
-  const char* const end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
-  return value;
-}
+using core::parse_whole;
 
-/// Whole-string finite decimal number; nullopt on empty input, junk, nan or inf (which
-/// from_chars accepts).
+/// Whole-string finite decimal number; nullopt on empty input, junk, nan or inf.
 std::optional<double> parse_number(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double value = 0.0;
-  const char* const end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end || !std::isfinite(value)) return std::nullopt;
+  const auto value = parse_whole<double>(text);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 
@@ -288,7 +274,7 @@ void apply_strategy(const Spec& spec, std::string_view value, Settings& s, Repor
 }
 
 void apply_learn_calls(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  const auto n = parse_integer<int>(value, 10);
+  const auto n = parse_whole<int>(value, 10);
   if (n && *n >= 1 && *n <= kLearnCallsMax)
     s.learn_calls = *n;
   else
@@ -361,7 +347,7 @@ void apply_in_step_epoch(const Spec& spec, std::string_view value, Settings& s, 
 
 void apply_nonblocking_window(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   constexpr int kMax = 65536;
-  const auto n = parse_integer<int>(value, 10);
+  const auto n = parse_whole<int>(value, 10);
   if (n && *n >= 1 && *n <= kMax)
     s.nonblocking_window = *n;
   else
@@ -442,9 +428,9 @@ void apply_rsnh_lambda(const Spec& spec, std::string_view value, Settings& s, Re
 void apply_seed(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   std::optional<std::uint64_t> seed;
   if (istarts_with(value, "0x"))
-    seed = parse_integer<std::uint64_t>(value.substr(2), 16);
+    seed = parse_whole<std::uint64_t>(value.substr(2), 16);
   else
-    seed = parse_integer<std::uint64_t>(value, 10);
+    seed = parse_whole<std::uint64_t>(value, 10);
   if (seed)
     s.seed = *seed;
   else
@@ -461,7 +447,7 @@ void apply_trial(const Spec& spec, std::string_view value, Settings& s, Reporter
 }
 
 void apply_trial_calls(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  const auto n = parse_integer<int>(value, 10);
+  const auto n = parse_whole<int>(value, 10);
   if (n && *n >= 1 && *n <= 1000)
     s.trial_calls = *n;
   else
@@ -506,7 +492,7 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     }
     if (scale != 1) text.remove_suffix(1);
   }
-  const auto n = parse_integer<std::uint64_t>(text, 10);
+  const auto n = parse_whole<std::uint64_t>(text, 10);
   if (!n || *n > UINT64_MAX / scale) return std::nullopt;
   return *n * scale;
 }
@@ -535,7 +521,7 @@ void apply_trace_signal(const Spec& spec, std::string_view value, Settings& s, R
 }
 
 void apply_fake_nodes(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
-  const auto n = parse_integer<int>(value, 10);
+  const auto n = parse_whole<int>(value, 10);
   if (n && *n >= 0 && *n <= 1000000)
     s.fake_nodes = *n;
   else
@@ -558,7 +544,7 @@ void apply_fault(const Spec& spec, std::string_view value, Settings& s, Reporter
   const auto p = parse_number(rest);
   const bool p_ok = p && *p >= 0 && *p <= 1;
   const auto seed = seed_text.empty() ? std::optional<std::uint64_t>(1)
-                                      : parse_integer<std::uint64_t>(seed_text, 10);
+                                      : parse_whole<std::uint64_t>(seed_text, 10);
   const bool site_ok = std::find(std::begin(kFaultSites), std::end(kFaultSites), site) !=
                        std::end(kFaultSites);
   if (!site_ok || !p_ok || !seed) return r.bad_value(spec.key, value, what, "using the default (no faults injected)");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "core/files.hpp"
 #include "core/log.hpp"
 #include "core/netstat.hpp"
+#include "core/parse.hpp"
 
 namespace fs = std::filesystem;
 using namespace commsched;
@@ -252,6 +254,22 @@ TEST_F(Files, LogFileRefusesFifoAndSaysOnceWhenLinesAreLost) {
   const std::string kept = slurp(base + ".r0");
   EXPECT_LE(kept.size(), 1024u);
   EXPECT_NE(kept.find("warning: line 0"), std::string::npos) << kept;
+}
+
+// ---- numbers read from files and variables ---------------------------------------------------
+
+// The whole text or nothing: no space, sign or junk around the number, nothing out of range.
+TEST(ParseWhole, TakesTheWholeTextOrNothing) {
+  EXPECT_EQ(core::parse_whole<int>("42"), 42);
+  EXPECT_EQ(core::parse_whole<int>("-7"), -7);
+  EXPECT_EQ(core::parse_whole<std::uint64_t>("ff", 16), 255u);
+  EXPECT_EQ(core::parse_whole<double>("0.25"), 0.25);
+  for (const char* bad : {"", " 1", "1 ", "+1", "1x", "x1", "0x10", "1.5"})
+    EXPECT_FALSE(core::parse_whole<int>(bad).has_value()) << '"' << bad << '"';
+  EXPECT_FALSE(core::parse_whole<unsigned>("-1").has_value());
+  EXPECT_FALSE(core::parse_whole<int>("99999999999").has_value());  // out of range
+  EXPECT_FALSE(core::parse_whole<double>("1e").has_value());
+  EXPECT_FALSE(core::parse_whole<double>("").has_value());
 }
 
 // ---- /proc/net/netstat ---------------------------------------------------------------------
