@@ -18,10 +18,16 @@ void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, boo
   if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts();
 }
 
-bool InStepJob::may_gain() const {
-  if (timeouts < 0) return true;
-  const long long later = core::tcp_timeouts();
-  return later < 0 || later > timeouts;
+double InStepJob::loss_flag(double now) {
+  if (!loss_seen && timeouts >= 0 && now - checked_at >= kLossCheck) {
+    checked_at = now;
+    loss_seen = core::tcp_timeouts() > timeouts;
+  }
+  return loss_seen ? 1.0 : 0.0;
+}
+
+void InStepJob::heard(double agreed) {
+  if (agreed > 0) loss_seen = true;
 }
 
 void InStepGate::start(InStepJob& job, int size, bool intercomm) {
@@ -42,6 +48,9 @@ void InStepGate::step(InStepJob& job, MPI_Comm comm) {
     case Mode::gauge:
       gauge(job, comm);
       return;
+    case Mode::watch:
+      watch(job, comm);
+      return;
     case Mode::trial:
       trial(job, comm);
       return;
@@ -51,11 +60,12 @@ void InStepGate::step(InStepJob& job, MPI_Comm comm) {
 }
 
 // A collective of the gate failed on this rank (MPI's error handler on the communicator has had
-// its say already): one warning; in the trial, the gate stops here, in step it goes on.
+// its say already): one warning; watching or in the trial, the gate stops here, in step it
+// goes on.
 void InStepGate::fail() {
   core::log_warn_once("in-step", "COMMSCHED_IN_STEP: a barrier or agreement failed; the calls "
                                  "on that communicator may stall (one warning only)");
-  if (mode_ == Mode::trial) mode_ = Mode::off;
+  if (mode_ == Mode::trial || mode_ == Mode::watch) mode_ = Mode::off;
 }
 
 // Calls 1 to kGaugeCalls give this rank's time between calls and their cycle. At the next
@@ -64,8 +74,8 @@ void InStepGate::fail() {
 // of microseconds more); calls closer than learn::in_step_may_join allows stay out there and
 // then, which is where short calls end. For the others, at the call after, the ranks agree on
 // the shortest such time (the rank that entered last waited for nobody: what a barrier
-// costs), and the communicator joins the trial only where learn::in_step_joins and some rank's
-// node has seen a retransmission timeout (InStepJob::may_gain).
+// costs), and where learn::in_step_joins the communicator joins the trial, at once where its
+// ranks have heard of packet loss or cannot tell, or else once they do (watch).
 void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   const double t = PMPI_Wtime() - job.t0;
   const int call = calls_++;
@@ -74,72 +84,124 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   if (call == kGaugeCalls + 1) {
     const double period = (entries_[kGaugeCalls - 1] - entries_[0]) / (kGaugeCalls - 1);
     cycle_ = learn::in_step_cycle(entries_, kGaugeCalls);
-    const std::array<double, 2> in{-period, t};
-    std::array<double, 2> out{};
-    if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
+    // What this rank has heard of loss, without reading the count: most communicators stop
+    // here (calls too close), and a read of /proc/net/netstat costs tens of microseconds.
+    const std::array<double, 3> in{-period, t, job.loss_seen ? 1.0 : 0.0};
+    std::array<double, 3> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 3, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
       mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
       return;
     }
     gauge_s_ = PMPI_Wtime() - job.t0 - t;
     period_ = -out[0];
-    agreed_ = out[1];
+    agreed_[0] = out[1];
+    job.heard(out[2]);
     if (!learn::in_step_may_join(period_)) {  // agreed: every rank stays out alike
       mode_ = Mode::off;
       ++job.short_calls;
     }
     return;
   }
-  const std::array<double, 2> in{-gauge_s_, job.may_gain() ? 1.0 : 0.0};
-  std::array<double, 2> out{};
-  if (PMPI_Allreduce(in.data(), out.data(), 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
+  // The barrier's cost, word of loss, and whether any rank cannot tell: MAX, so every rank
+  // goes on alike.
+  const std::array<double, 3> in{-gauge_s_, job.loss_flag(t), job.timeouts < 0 ? 1.0 : 0.0};
+  std::array<double, 3> out{};
+  if (PMPI_Allreduce(in.data(), out.data(), 3, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
     mode_ = Mode::off;
     return;
   }
+  job.heard(out[1]);
   if (!learn::in_step_joins(period_, -out[0])) {
     mode_ = Mode::off;
     ++job.short_calls;
     return;
   }
-  if (out[1] <= 0) {
-    mode_ = Mode::off;
-    ++job.lossless;
+  if (out[1] <= 0 && out[2] <= 0) {  // no rank has heard of loss, and every rank can tell
+    mode_ = Mode::watch;
+    calls_ = 0;
+    ++job.lossless;  // until word of loss comes
     return;
   }
   mode_ = Mode::trial;
-  decide_at_ = learn::in_step_decide_at(agreed_, job.clock);
+  decide_at_ = learn::in_step_decide_at(agreed_[0], job.clock);
+}
+
+// A communicator that could join the trial while no rank of it has heard of packet loss: once
+// per kWatchCalls calls its ranks agree on the clock and on whether any has heard since (a
+// non-blocking allreduce, completed at the next call), and where one has, the trial starts
+// there, with the clock agreed. Where none ever does, that is all the job pays: one small
+// collective per kWatchCalls calls at least 20 ms apart.
+void InStepGate::watch(InStepJob& job, MPI_Comm comm) {
+  if (request_ != MPI_REQUEST_NULL) {
+    if (PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS) return fail();
+    job.heard(agreed_[1]);
+    if (agreed_[1] > 0) {
+      --job.lossless;
+      mode_ = Mode::trial;
+      decide_at_ = learn::in_step_decide_at(agreed_[0], job.clock);
+      trial(job, comm);
+      return;
+    }
+  }
+  if (++calls_ % kWatchCalls != 0) return;
+  const double now = PMPI_Wtime() - job.t0;
+  mine_ = {now, job.loss_flag(now)};
+  if (PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm, &request_) !=
+      MPI_SUCCESS)
+    fail();
 }
 
 // One call of the trial: the time agreed at the previous call says whether this one runs in
 // step (a blocking agreement, which is the barrier) or not (the agreement in flight until the
 // next call, which waits only for every rank to have entered this one); after
-// kInStepEpochs whole epochs, the ranks sum their meters and decide.
+// kInStepEpochs whole epochs, the ranks sum their pools (every communicator's meters on each)
+// and whether they have seen loss, and decide (learn::in_step_keeps).
 void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
-  mine_ = PMPI_Wtime() - job.t0;
-  const learn::InStepPhase phase = learn::in_step_phase(agreed_, decide_at_, job.clock);
+  const double now = PMPI_Wtime() - job.t0;
+  job.heard(agreed_[1]);
+  const learn::InStepPhase phase = learn::in_step_phase(agreed_[0], decide_at_, job.clock);
   if (phase == learn::InStepPhase::decide) {
     meter_.close();
-    const std::array<double, 4> in = meter_.totals();
-    std::array<double, 4> out{};
-    if (PMPI_Allreduce(in.data(), out.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+    meter_.pour(job.pool, period_);
+    // The pools, how many ranks have seen loss and how many cannot tell: sums, so every rank
+    // decides alike.
+    const std::array<double, 6> in{job.pool[0],        job.pool[1], job.pool[2], job.pool[3],
+                                   job.loss_flag(now), job.timeouts < 0 ? 1.0 : 0.0};
+    std::array<double, 6> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 6, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
       return fail();
-    job.ratio = learn::in_step_ratio(out);
-    const bool wins = learn::in_step_wins(out);
-    mode_ = wins ? Mode::on : Mode::off;
-    ++(wins ? job.synced : job.unsynced);
+    const std::array<double, 4> pooled{out[0], out[1], out[2], out[3]};
+    job.heard(out[4]);
+    const learn::InStepLoss loss = out[4] > 0   ? learn::InStepLoss::seen
+                                   : out[5] > 0 ? learn::InStepLoss::unknown
+                                                : learn::InStepLoss::none;
+    job.ratio = learn::in_step_ratio(pooled);
+    const bool keeps = learn::in_step_keeps(pooled, loss);
+    mode_ = keeps ? Mode::on : Mode::off;
+    ++(keeps ? job.synced : loss == learn::InStepLoss::none ? job.lossless : job.unsynced);
     core::log_info_once("in-step-decided",
                         std::string("COMMSCHED_IN_STEP: the trial ") +
-                            (wins ? "keeps calls in step" : "leaves calls native") +
+                            (keeps ? "keeps calls in step" : "leaves calls native") +
                             " (in step: " + std::to_string(job.ratio) +
-                            " of native's time between calls; first decision only)");
+                            " of native's time between calls" +
+                            (loss == learn::InStepLoss::none
+                                 ? "; no node saw a TCP retransmission timeout"
+                                 : "") +
+                            "; first decision only)");
     return;
   }
   const bool sync = phase != learn::InStepPhase::native;
-  if (phase != learn::InStepPhase::lead_in)
-    meter_.note(job.clock.epoch(agreed_), sync, mine_, cycle_);
-  const int rc = sync ? PMPI_Allreduce(&mine_, &agreed_, 1, MPI_DOUBLE, MPI_MAX, comm)
-                      : PMPI_Iallreduce(&mine_, &agreed_, 1, MPI_DOUBLE, MPI_MAX, comm, &request_);
+  if (phase != learn::InStepPhase::lead_in) {
+    meter_.note(job.clock.epoch(agreed_[0]), sync, now, cycle_);
+    meter_.pour(job.pool, period_);
+  }
+  mine_ = {now, job.loss_flag(now)};
+  const int rc =
+      sync ? PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm)
+           : PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm,
+                             &request_);
   if (rc != MPI_SUCCESS) fail();
 }
 

@@ -7,6 +7,7 @@
 /// same, and its collectives never cross the application's.
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 
 #include "learn/in_step.hpp"
@@ -21,21 +22,33 @@ struct InStepJob {
   learn::InStepClock clock;
   double t0 = 0;  ///< PMPI_Wtime at setup, after a collective over MPI_COMM_WORLD
   std::int64_t synced = 0;       ///< communicators decided in step (or all, with `on`)
-  std::int64_t unsynced = 0;     ///< communicators the trial left native
+  std::int64_t unsynced = 0;     ///< communicators the trial left native: no faster in step
   std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
-  std::int64_t lossless = 0;  ///< communicators whose ranks' nodes saw no retransmission timeout
+  /// Communicators waiting for word of a retransmission timeout (InStepGate::watch): at the
+  /// end, those whose ranks never heard of one.
+  std::int64_t lossless = 0;
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
+  /// What every communicator's trial measured on this rank (learn::InStepMeter::pour): each
+  /// decision is made on the pools of the communicator's ranks.
+  std::array<double, 4> pool{};
   /// core::tcp_timeouts at setup, read under `auto` only (-1: unknown, or not asked).
   long long timeouts = -1;
+  /// Whether this rank's node has seen a TCP retransmission timeout since setup, or a rank it
+  /// shares a communicator with has heard so: each of the gates' agreements carries it (a MAX
+  /// beside the clock), so it spreads through the job's communicators. Under `auto` a
+  /// communicator runs the trial only once its ranks have heard it: in step wins back what an
+  /// incast loses to those timeouts, and where there are none its trial can only cost.
+  bool loss_seen = false;
+  double checked_at = -1;  ///< the job clock at the last read of the count
   /// `auto` and `trial` apply only under COMMSCHED_STRATEGY=auto, and nothing under
   /// MPI_THREAD_MULTIPLE.
   void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
-  /// Whether this rank's node has seen a TCP retransmission timeout since setup, or cannot
-  /// tell, or the test was not asked for (`trial`: `timeouts` stays -1). Under `auto`, a
-  /// communicator joins the trial only where some rank's node says so: in step wins back the
-  /// time an incast loses to retransmission timeouts, and on a network that loses nothing it
-  /// can only cost.
-  bool may_gain() const;
+  /// loss_seen, as 1 or 0 for an agreement, reading the count again where `now` (the job
+  /// clock) is at least kLossCheck after the last read.
+  double loss_flag(double now);
+  /// An agreement's MAX (or SUM) of loss_flag over a communicator, learned into loss_seen.
+  void heard(double agreed);
+  static constexpr double kLossCheck = 0.1;
 };
 
 class InStepGate {
@@ -54,23 +67,26 @@ class InStepGate {
 
   /// Calls timed before the gauge, after the first (connections, first touch).
   static constexpr int kGaugeCalls = 12;
+  /// A communicator that waits for word of packet loss asks its ranks once per this many calls.
+  static constexpr int kWatchCalls = 16;
 
  private:
-  enum class Mode { off, gauge, trial, on };
+  enum class Mode { off, gauge, watch, trial, on };
   void step(InStepJob& job, MPI_Comm comm);
   void gauge(InStepJob& job, MPI_Comm comm);
+  void watch(InStepJob& job, MPI_Comm comm);
   void trial(InStepJob& job, MPI_Comm comm);
   void fail();
 
   Mode mode_ = Mode::off;
-  int calls_ = 0;  // before the gauge
+  int calls_ = 0;  // before the gauge, then while watching
   double entries_[kGaugeCalls] = {};  // the job clock at the entries of calls 1 to kGaugeCalls
   int cycle_ = 1;                      // learn::in_step_cycle of those
   double period_ = 0;                  // the shortest mean time between them over ranks
   double gauge_s_ = 0;                 // this rank's time in the gauge's first allreduce
-  // The job clock this rank sent with the last call and its maximum over the communicator:
-  // the epoch every rank runs the next call in.
-  double mine_ = 0, agreed_ = 0;
+  // The job clock this rank sent with the last call and loss_flag, and their maximum over the
+  // communicator: the epoch every rank runs the next call in, and whether any has seen loss.
+  std::array<double, 2> mine_{}, agreed_{};
   double decide_at_ = 0;  // the job clock at which the trial ends, agreed as it began
   learn::InStepMeter meter_;
   MPI_Request request_ = MPI_REQUEST_NULL;  // agreed_ in flight, completed at the next call

@@ -77,6 +77,15 @@ void InStepMeter::note(long long k, bool sync, double t, int cycle) {
   }
 }
 
+void InStepMeter::pour(std::array<double, 4>& pool, double period) {
+  const double unit = period > 0 ? period : 1;
+  for (std::size_t i = 0; i < totals_.size(); ++i) {
+    const double added = totals_[i] - poured_[i];
+    pool[i] += i % 2 == 1 ? added / unit : added;
+  }
+  poured_ = totals_;
+}
+
 double in_step_ratio(const std::array<double, 4>& summed) {
   if (summed[0] <= 0 || summed[2] <= 0 || summed[3] <= 0) return -1;
   return (summed[1] / summed[0]) / (summed[3] / summed[2]);
@@ -85,6 +94,18 @@ double in_step_ratio(const std::array<double, 4>& summed) {
 bool in_step_wins(const std::array<double, 4>& summed) {
   const double r = in_step_ratio(summed);
   return r >= 0 && r <= 1 - kInStepMargin;
+}
+
+bool in_step_keeps(const std::array<double, 4>& summed, InStepLoss loss) {
+  switch (loss) {
+    case InStepLoss::none:
+      return false;
+    case InStepLoss::seen:  // -1, nothing measured on a side: nothing to say it is slower
+      return in_step_ratio(summed) <= 1 + kInStepVeto;
+    case InStepLoss::unknown:
+      return in_step_wins(summed);
+  }
+  return false;
 }
 
 }  // namespace commsched::learn

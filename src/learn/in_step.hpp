@@ -6,8 +6,11 @@
 /// syncing one communicator's calls while the job's others run out of step only moves their
 /// skew into its barrier. So the trial is the job's: time slices (epochs) of the job's clock,
 /// the same for every communicator, alternate between every communicator in the trial synced
-/// and none, and each communicator compares its calls' time in the two kinds. MPI-free: the
-/// intercept layer agrees the clock and the decision over each communicator.
+/// and none, and each communicator decides on the job's pace in the two kinds as every
+/// communicator of its ranks measured it (InStepMeter::pour), not on its own calls alone: one
+/// communicator's few epochs are noisy, and decisions made on them alone left a job's
+/// communicators half in step. MPI-free: the intercept layer agrees the clock and the decision
+/// over each communicator.
 #include <array>
 
 namespace commsched::learn {
@@ -70,6 +73,10 @@ class InStepMeter {
   void close();
   /// {in-step intervals, their seconds, native intervals, their seconds}, closed epochs only.
   const std::array<double, 4>& totals() const { return totals_; }
+  /// Adds to `pool` the totals closed since the last call, their seconds in units of `period`
+  /// (the communicator's time between calls): the job's pool, which every communicator on the
+  /// rank pours into, so that calls far apart and calls close together weigh alike.
+  void pour(std::array<double, 4>& pool, double period);
 
  private:
   long long k_ = -1;
@@ -78,13 +85,31 @@ class InStepMeter {
   double anchor_t_ = 0, last_t_ = 0;
   int since_anchor_ = 0, whole_ = 0;  // calls after the anchor; of them, in whole cycles
   std::array<double, 4> totals_{};
+  std::array<double, 4> poured_{};
 };
 
-/// In step wins when its time per interval, over the totals summed over ranks, is at least
+/// In step wins when its time per interval, over the pools summed over ranks, is at least
 /// kInStepMargin below native's.
 inline constexpr double kInStepMargin = 0.03;
 /// Its time per interval over native's; -1 when either side has none.
 double in_step_ratio(const std::array<double, 4>& summed);
 bool in_step_wins(const std::array<double, 4>& summed);
+
+/// What the job's nodes say about packet loss as a communicator decides: none of its ranks
+/// (nor any rank they heard from) has seen a TCP retransmission timeout, some has, or it
+/// cannot be told (no counter to read, or COMMSCHED_IN_STEP=trial, which does not ask).
+enum class InStepLoss { none, seen, unknown };
+/// Whether the communicator keeps the barrier before each call. Where no node loses packets,
+/// never: there is nothing for in step to win back, and a trial's few epochs cannot tell a
+/// gain of a few percent from a job's noise. Where nodes do, unless in step measured slower by
+/// more than a barrier may cost there (kInStepMaxCost, which the gauge holds it to) and the
+/// margin: entering together is what an incast needs, and the trial, whose in-step epochs
+/// alternate with native ones that leave the queues full and whose few epochs hit or miss
+/// retransmission timeouts by chance, says less than a whole job in step shows (LAMMPS on
+/// shallow queues: in step 0.87-1.06 of native's time from trial to trial, the job in step
+/// 1.08 times faster). Calls too far apart for an epoch to time keep it too. Where it cannot
+/// be told, in step must win by the margin.
+inline constexpr double kInStepVeto = kInStepMaxCost + kInStepMargin;
+bool in_step_keeps(const std::array<double, 4>& summed, InStepLoss loss);
 
 }  // namespace commsched::learn

@@ -59,11 +59,12 @@ constexpr std::array kSpecs{
          "Sends of one `shift` exchange in flight at once; 1 to 65536."},
     Spec{"IN_STEP", "choice", "auto",
          "Whether the ranks enter each blocking all-to-all together, after a barrier: `auto` "
-         "(with `STRATEGY=auto`: a job-wide trial decides per communicator where a barrier "
-         "costs at most 5 % of the time between calls, 20 ms or more, and the job's nodes have "
-         "seen TCP retransmission timeouts, from the job's pace in epochs run in step and not; "
-         "see the README), `trial` (that trial without the retransmission test), `on` (every "
-         "call on every communicator) or `off`."},
+         "(with `STRATEGY=auto`: on a communicator whose calls come 20 ms or more apart, where "
+         "a barrier costs at most 5 % of that, once the job's nodes have seen TCP "
+         "retransmission timeouts, a job-wide trial of epochs run in step and not, after which "
+         "the barrier stays unless in step measured more than 8 % slower; see the README), "
+         "`trial` (that trial without waiting for timeouts: the barrier stays where in step "
+         "measured at least 3 % faster), `on` (every call on every communicator) or `off`."},
     Spec{"IN_STEP_EPOCH", "number", "0.5",
          "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
          "communicator decides after six whole epochs; 0.001 to 60."},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -621,4 +622,60 @@ TEST(InStep, MeterTimesWholeCyclesInEachKindOfEpoch) {
   sparse.close();
   EXPECT_EQ(cs::learn::in_step_ratio(sparse.totals()), -1);
   EXPECT_FALSE(cs::learn::in_step_wins(sparse.totals()));
+}
+
+TEST(InStep, PoolWeighsCommunicatorsByTheirOwnPeriod) {
+  const cs::learn::InStepClock clock{0.5};
+  // One communicator's calls `period` apart, `gain` faster in step, noted from `start` to `end`
+  // and poured into `pool` on every call (twice on some: pouring again adds nothing).
+  auto run = [&](double period, double gain, double start, double end,
+                 std::array<double, 4>& pool) {
+    cs::learn::InStepMeter meter;
+    int calls = 0;
+    for (double t = start; t < end; ++calls) {
+      const long long k = clock.epoch(t);
+      const bool sync = cs::learn::in_step_epoch(k);
+      meter.note(k, sync, t, 1);
+      meter.pour(pool, period);
+      if (calls % 2 == 0) meter.pour(pool, period);
+      t += sync ? period * gain : period;
+    }
+    meter.close();
+    meter.pour(pool, period);
+  };
+  // Calls 40 ms and 200 ms apart, both 6 % faster in step: the pool says so.
+  std::array<double, 4> both{};
+  run(0.04, 0.94, 1.0, 4.0, both);
+  run(0.2, 0.94, 1.0, 4.0, both);
+  EXPECT_NEAR(cs::learn::in_step_ratio(both), 0.94, 0.01);
+  EXPECT_TRUE(cs::learn::in_step_wins(both));
+  // No gain on either, the close calls measured in the trial's last three epochs only (in
+  // step, native, in step: a communicator that joined late). In seconds alone, their short
+  // intervals would pull in step's time per interval down (0.8 of native's); in units of each
+  // one's period they do not.
+  std::array<double, 4> mixed{};
+  run(0.04, 1.0, 2.5, 4.0, mixed);
+  run(0.2, 1.0, 1.0, 4.0, mixed);
+  EXPECT_NEAR(cs::learn::in_step_ratio(mixed), 1.0, 0.01);
+  EXPECT_FALSE(cs::learn::in_step_wins(mixed));
+}
+
+TEST(InStep, LossDecidesWhoMustProveIt) {
+  using cs::learn::InStepLoss;
+  // {in-step intervals, seconds, native intervals, seconds}: in step at `r` of native's time.
+  auto pools = [](double r) { return std::array<double, 4>{100, 100 * 0.1 * r, 100, 10}; };
+  for (double r : {0.9, 0.99, 1.0, 1.02, 1.05, 1.079, 1.081, 1.2}) {
+    // No node loses packets: never, however the trial came out.
+    EXPECT_FALSE(cs::learn::in_step_keeps(pools(r), InStepLoss::none)) << r;
+    // Loss seen: kept unless slower in step by more than a barrier's 5 % and the 3 % margin.
+    EXPECT_EQ(cs::learn::in_step_keeps(pools(r), InStepLoss::seen), r < 1.08) << r;
+    // Cannot tell: in step must win by the margin.
+    EXPECT_EQ(cs::learn::in_step_keeps(pools(r), InStepLoss::unknown), r <= 0.97) << r;
+  }
+  // Nothing measured on one side (calls too far apart for an epoch to time): with loss seen,
+  // nothing says in step is slower; where that cannot be told, nothing says it wins.
+  const std::array<double, 4> none{0, 0, 100, 10};
+  EXPECT_TRUE(cs::learn::in_step_keeps(none, InStepLoss::seen));
+  EXPECT_FALSE(cs::learn::in_step_keeps(none, InStepLoss::unknown));
+  EXPECT_FALSE(cs::learn::in_step_keeps(none, InStepLoss::none));
 }
