@@ -43,8 +43,8 @@ constexpr std::array kSpecs{
          "it faster; every other burst goes straight to MPI) or `always` (every learned burst; "
          "for tests)."},
     Spec{"NONBLOCKING", "choice", "native",
-         "`MPI_Ialltoallv`, `MPI_Ialltoall`, `MPI_Ineighbor_alltoallv`, `MPI_Ineighbor_alltoall` "
-         "and the persistent forms (`MPI_Alltoallv_init` and the like): `native` (passed to MPI), "
+         "`MPI_Ialltoallv`, `MPI_Ialltoall`, `MPI_Ialltoallw`, `MPI_Ineighbor_alltoallv`, "
+         "`MPI_Ineighbor_alltoall`, `MPI_Ineighbor_alltoallw` and the persistent forms (`MPI_Alltoallv_init` and the like): `native` (passed to MPI), "
          "`eager` (the library's engine posts every message at the call, sends in shift order), "
          "`shift` (receives posted at the call, sends released in shift order with at most "
          "`COMMSCHED_NONBLOCKING_WINDOW` in flight, progressed inside the completion calls and all "
@@ -130,7 +130,8 @@ constexpr std::array kSpecs{
     Spec{"TRACE_SIGNAL", "bool", "0", "`1`: `SIGUSR1` makes every rank flush its trace mid-run."},
     Spec{"FAKE_NODES", "int", "0",
          "For tests and what-if runs: pretend each communicator's ranks sit on this many nodes "
-         "(consecutive blocks of ranks); `0` detects nodes from MPI (shared-memory domains)."},
+         "(consecutive blocks of ranks); `0` detects nodes from MPI (ranks with the same "
+         "processor name, i.e. host, share a node)."},
     Spec{"FAULT", "choice", "",
          "Testing only: `SITE:PROBABILITY[:SEED]` injects internal errors at `plan`, `gather`, "
          "`staging`, `send` or `recv`; the library must fall back to native consistently."},
