@@ -122,6 +122,11 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
     ++job.lossless;  // until word of loss comes
     return;
   }
+  join_trial(job);
+}
+
+// The trial starts at this call, on every rank, with the clock agreed at the last agreement.
+void InStepGate::join_trial(const InStepJob& job) {
   mode_ = Mode::trial;
   decide_at_ = learn::in_step_decide_at(agreed_[0], job.clock);
 }
@@ -137,8 +142,7 @@ void InStepGate::watch(InStepJob& job, MPI_Comm comm) {
     job.heard(agreed_[1]);
     if (agreed_[1] > 0) {
       --job.lossless;
-      mode_ = Mode::trial;
-      decide_at_ = learn::in_step_decide_at(agreed_[0], job.clock);
+      join_trial(job);
       trial(job, comm);
       return;
     }
@@ -165,31 +169,27 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
   if (phase == learn::InStepPhase::decide) {
     meter_.close();
     meter_.pour(job.pool, period_);
-    // The pools, how many ranks have seen loss and how many cannot tell: sums, so every rank
-    // decides alike.
-    const std::array<double, 6> in{job.pool[0],        job.pool[1], job.pool[2], job.pool[3],
-                                   job.loss_flag(now), job.timeouts < 0 ? 1.0 : 0.0};
-    std::array<double, 6> out{};
-    if (PMPI_Allreduce(in.data(), out.data(), 6, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+    // The pools and how many ranks have seen loss: sums, so every rank decides alike. A
+    // communicator runs the trial only where its ranks heard of loss (all of them then say so)
+    // or some rank cannot tell: no loss is `unknown` here, never `none`.
+    const std::array<double, 5> in{job.pool[0], job.pool[1], job.pool[2], job.pool[3],
+                                   job.loss_flag(now)};
+    std::array<double, 5> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 5, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
       return fail();
     const std::array<double, 4> pooled{out[0], out[1], out[2], out[3]};
     job.heard(out[4]);
-    const learn::InStepLoss loss = out[4] > 0   ? learn::InStepLoss::seen
-                                   : out[5] > 0 ? learn::InStepLoss::unknown
-                                                : learn::InStepLoss::none;
+    const learn::InStepLoss loss =
+        out[4] > 0 ? learn::InStepLoss::seen : learn::InStepLoss::unknown;
     job.ratio = learn::in_step_ratio(pooled);
     const bool keeps = learn::in_step_keeps(pooled, loss);
     mode_ = keeps ? Mode::on : Mode::off;
-    ++(keeps ? job.synced : loss == learn::InStepLoss::none ? job.lossless : job.unsynced);
+    ++(keeps ? job.synced : job.unsynced);
     core::log_info_once("in-step-decided",
                         std::string("COMMSCHED_IN_STEP: the trial ") +
                             (keeps ? "keeps calls in step" : "leaves calls native") +
                             " (in step: " + std::to_string(job.ratio) +
-                            " of native's time between calls" +
-                            (loss == learn::InStepLoss::none
-                                 ? "; no node saw a TCP retransmission timeout"
-                                 : "") +
-                            "; first decision only)");
+                            " of native's time between calls; first decision only)");
     return;
   }
   const bool sync = phase != learn::InStepPhase::native;

@@ -22,7 +22,7 @@ struct InStepJob {
   learn::InStepClock clock;
   double t0 = 0;  ///< PMPI_Wtime at setup, after a collective over MPI_COMM_WORLD
   std::int64_t synced = 0;       ///< communicators decided in step (or all, with `on`)
-  std::int64_t unsynced = 0;     ///< communicators the trial left native: no faster in step
+  std::int64_t unsynced = 0;     ///< communicators the trial left native
   std::int64_t short_calls = 0;  ///< communicators where a barrier would cost too much
   /// Communicators waiting for word of a retransmission timeout (InStepGate::watch): at the
   /// end, those whose ranks never heard of one.
@@ -75,6 +75,7 @@ class InStepGate {
   void step(InStepJob& job, MPI_Comm comm);
   void gauge(InStepJob& job, MPI_Comm comm);
   void watch(InStepJob& job, MPI_Comm comm);
+  void join_trial(const InStepJob& job);
   void trial(InStepJob& job, MPI_Comm comm);
   void fail();
 
