@@ -49,9 +49,9 @@ long long parse_tcp_timeouts(std::string_view netstat) {
   return -1;
 }
 
-long long tcp_timeouts() {
+long long tcp_timeouts(const std::string& path) {
   std::string text, error;
-  if (!read_regular_file("/proc/net/netstat", std::size_t{64} << 10, text, error)) return -1;
+  if (!read_regular_file(path, std::size_t{64} << 10, text, error)) return -1;
   return parse_tcp_timeouts(text);
 }
 

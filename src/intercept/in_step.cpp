@@ -15,13 +15,14 @@ void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, boo
   if (threads || (trial && !strategy_auto)) mode = settings::InStep::off;
   clock.epoch_s = cfg.in_step_epoch;
   t0 = now;
-  if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts();
+  netstat = cfg.in_step_netstat;
+  if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts(netstat);
 }
 
 double InStepJob::loss_flag(double now) {
   if (!loss_seen && timeouts >= 0 && now - checked_at >= kLossCheck) {
     checked_at = now;
-    loss_seen = core::tcp_timeouts() > timeouts;
+    loss_seen = core::tcp_timeouts(netstat) > timeouts;
   }
   return loss_seen ? 1.0 : 0.0;
 }

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "learn/in_step.hpp"
 #include "settings/settings.hpp"
@@ -33,6 +34,7 @@ struct InStepJob {
   std::array<double, 4> pool{};
   /// core::tcp_timeouts at setup, read under `auto` only (-1: unknown, or not asked).
   long long timeouts = -1;
+  std::string netstat;  ///< where the count is read (COMMSCHED_IN_STEP_NETSTAT)
   /// Whether this rank's node has seen a TCP retransmission timeout since setup, or a rank it
   /// shares a communicator with has heard so: each of the gates' agreements carries it (a MAX
   /// beside the clock), so it spreads through the job's communicators. Under `auto` a

@@ -68,6 +68,13 @@ constexpr std::array kSpecs{
     Spec{"IN_STEP_EPOCH", "number", "0.5",
          "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
          "communicator decides after six whole epochs; 0.001 to 60."},
+    Spec{"IN_STEP_NETSTAT", "path", "/proc/net/netstat",
+         "Where `IN_STEP=auto` reads the node's count of TCP retransmission timeouts "
+         "(`TCPTimeouts` on a `TcpExt:` line): at `MPI_Init`, then at most every 0.1 s while a "
+         "communicator waits for word of one. Another path serves a container whose `/proc` "
+         "hides the host's count, or a test that writes the count itself. A file that cannot be "
+         "read (64 KiB at most) or has no such count makes the count unknown: the trial then "
+         "runs without waiting, as under `trial`."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
@@ -347,6 +354,10 @@ void apply_in_step_epoch(const Spec& spec, std::string_view value, Settings& s, 
     r.bad_value_keep_default(spec, value, "a number of seconds from 0.001 to 60");
 }
 
+void apply_in_step_netstat(const Spec&, std::string_view value, Settings& s, Reporter&) {
+  if (!value.empty()) s.in_step_netstat = value;  // read as the job starts: unreadable is unknown
+}
+
 void apply_nonblocking_window(const Spec& spec, std::string_view value, Settings& s, Reporter& r) {
   constexpr int kMax = 65536;
   const auto n = parse_whole<int>(value, 10);
@@ -570,6 +581,7 @@ constexpr std::array<Rule, kSpecs.size()> kRules{{
     {"NONBLOCKING_WINDOW", apply_nonblocking_window},
     {"IN_STEP", apply_in_step},
     {"IN_STEP_EPOCH", apply_in_step_epoch},
+    {"IN_STEP_NETSTAT", apply_in_step_netstat},
     {"LOG_LEVEL", apply_log_level},
     {"LOG_FILE", apply_log_file},
     {"REPORT", apply_report},

@@ -56,6 +56,8 @@ struct Settings {
   int nonblocking_window = 1;             ///< COMMSCHED_NONBLOCKING_WINDOW: sends in flight
   InStep in_step = InStep::automatic;     ///< COMMSCHED_IN_STEP
   double in_step_epoch = 0.5;             ///< COMMSCHED_IN_STEP_EPOCH: seconds per trial epoch
+  /// COMMSCHED_IN_STEP_NETSTAT: where `auto` reads the node's TCP retransmission timeouts.
+  std::string in_step_netstat = "/proc/net/netstat";
 };
 
 /// Sites COMMSCHED_FAULT can name.

@@ -298,9 +298,17 @@ TEST(Netstat, MalformedGivesUnknown) {
 
 // This machine's own file, where there is one: a count, never an error.
 TEST(Netstat, ReadsThisMachine) {
-  const long long now = core::tcp_timeouts();
+  const long long now = core::tcp_timeouts("/proc/net/netstat");
   if (!fs::exists("/proc/net/netstat")) GTEST_SKIP() << "no /proc/net/netstat";
   EXPECT_GE(now, 0);
+}
+
+// Any other file with the same lines reads alike; a missing one, or a directory, is unknown.
+TEST_F(Files, NetstatReadsAnyPathOrGivesUnknown) {
+  write(path("netstat"), "TcpExt: SyncookiesSent TCPTimeouts\nTcpExt: 0 41\n");
+  EXPECT_EQ(core::tcp_timeouts(path("netstat")), 41);
+  EXPECT_EQ(core::tcp_timeouts(path("absent")), -1);
+  EXPECT_EQ(core::tcp_timeouts(dir_.string()), -1);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ bool same(const Settings& a, const Settings& b) {
          a.bursts == b.bursts && a.burst_hold_always == b.burst_hold_always &&
          a.nonblocking == b.nonblocking && a.nonblocking_window == b.nonblocking_window &&
          a.in_step == b.in_step && a.in_step_epoch == b.in_step_epoch &&
+         a.in_step_netstat == b.in_step_netstat &&
          a.fake_nodes == b.fake_nodes && a.fault_site == b.fault_site &&
          a.fault_probability == b.fault_probability && a.fault_seed == b.fault_seed;
 }
@@ -94,7 +95,8 @@ TEST(Settings, SpecTableDefaultsMatchTheStruct) {
                                               "CANDIDATES", "MAX_STAGING", "TRACE", "TRACE_LIMIT",
                                               "TRACE_SIGNAL", "FAKE_NODES", "FAULT",
                                               "BURSTS", "BURST_HOLD", "NONBLOCKING",
-                                              "NONBLOCKING_WINDOW", "IN_STEP", "IN_STEP_EPOCH"}));
+                                              "NONBLOCKING_WINDOW", "IN_STEP", "IN_STEP_EPOCH",
+                                              "IN_STEP_NETSTAT"}));
 }
 
 TEST(Settings, BoolSpellings) {
@@ -380,6 +382,12 @@ TEST(Settings, ListsAndSizes) {
   EXPECT_EQ(parse_env({{"COMMSCHED_IN_STEP", "trial"}}).settings.in_step,
             commsched::settings::InStep::trial);
   EXPECT_EQ(in_step_name(commsched::settings::InStep::trial), "trial");
+  EXPECT_EQ(step.settings.in_step_netstat, "/proc/net/netstat");
+  const Parsed netstat = parse_env({{"COMMSCHED_IN_STEP_NETSTAT", "/run/host/netstat"}});
+  EXPECT_TRUE(netstat.warnings.empty());
+  EXPECT_EQ(netstat.settings.in_step_netstat, "/run/host/netstat");
+  EXPECT_EQ(parse_env({{"COMMSCHED_IN_STEP_NETSTAT", ""}}).settings.in_step_netstat,
+            "/proc/net/netstat");
 }
 
 TEST(Settings, FaultSpec) {
