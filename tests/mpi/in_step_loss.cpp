@@ -2,7 +2,7 @@
 // TCP retransmission count from COMMSCHED_IN_STEP_NETSTAT; this program writes that file
 // itself: a count of 0 before MPI_Init, and a higher count on rank 0 at call `at`, as a node
 // whose queue overflowed would show. Two communicators (MPI_COMM_WORLD and halves of it) make
-// irregular exchanges about 25 ms apart on each: both gauge with no word of loss and watch;
+// irregular exchanges about 50 ms apart on each: both gauge with no word of loss and watch;
 // once rank 0's count rises they must join the in-step trial on every rank at the same call,
 // run it and decide, with no rank left waiting and every call equal to PMPI_Alltoallv byte for
 // byte.
@@ -73,9 +73,9 @@ int main(int argc, char** argv) {
       ++failures;
     }
     failures += exchange(MPI_COMM_WORLD, 0, call);
-    ::usleep(12000);
+    ::usleep(25000);
     failures += exchange(half, 1, call);
-    ::usleep(12000);
+    ::usleep(25000);
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
