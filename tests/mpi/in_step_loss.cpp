@@ -1,11 +1,11 @@
 // Word of packet loss reaching communicators that wait for it. The library reads the node's
 // TCP retransmission count from COMMSCHED_IN_STEP_NETSTAT; this program writes that file
 // itself: a count of 0 before MPI_Init, and a higher count on rank 0 at call `at`, as a node
-// whose queue overflowed would show. Two communicators (MPI_COMM_WORLD and halves of it) make
-// irregular exchanges about 50 ms apart on each: both gauge with no word of loss and watch;
-// once rank 0's count rises they must join the in-step trial on every rank at the same call,
-// run it and decide, with no rank left waiting and every call equal to PMPI_Alltoallv byte for
-// byte.
+// whose queue overflowed would show. Two communicators (MPI_COMM_WORLD and its ranks in reverse
+// order, so any rank count has both) make irregular exchanges about 50 ms apart on each: both
+// gauge with no word of loss and watch; once rank 0's count rises they must join the in-step
+// trial on every rank at the same call, run it and decide, with no rank left waiting and every
+// call equal to PMPI_Alltoallv byte for byte.
 //   in_step_loss [calls] [at]
 #include <mpi.h>
 #include <unistd.h>
@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
   mpi_test::rank_and_size(MPI_COMM_WORLD, rank, size);
   const int calls = argc > 1 ? std::atoi(argv[1]) : 100;
   const int at = argc > 2 ? std::atoi(argv[2]) : 20;
-  MPI_Comm half = MPI_COMM_NULL;
-  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  MPI_Comm reversed = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
   int failures = 0;
   for (int call = 0; call < calls; ++call) {
     if (rank == 0 && call == at && !write_count(path, 3)) {
@@ -74,13 +74,13 @@ int main(int argc, char** argv) {
     }
     failures += exchange(MPI_COMM_WORLD, 0, call);
     ::usleep(25000);
-    failures += exchange(half, 1, call);
+    failures += exchange(reversed, 1, call);
     ::usleep(25000);
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) std::printf("in_step_loss: %d calls, %d mismatches\n", calls, total);
-  MPI_Comm_free(&half);
+  MPI_Comm_free(&reversed);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }
