@@ -71,7 +71,7 @@ constexpr std::array kSpecs{
     Spec{"IN_STEP_NETSTAT", "path", "/proc/net/netstat",
          "Where `IN_STEP=auto` reads the node's count of TCP retransmission timeouts "
          "(`TCPTimeouts` on a `TcpExt:` line): at `MPI_Init`, then at most every 0.1 s while a "
-         "communicator waits for word of one. Another path serves a container whose `/proc` "
+         "communicator gauges, waits for word of one or runs the trial. Another path serves a container whose `/proc` "
          "hides the host's count, or a test that writes the count itself. A file that cannot be "
          "read (64 KiB at most) or has no such count makes the count unknown: the trial then "
          "runs without waiting, as under `trial`."},
