@@ -71,10 +71,10 @@ constexpr std::array kSpecs{
     Spec{"IN_STEP_NETSTAT", "path", "/proc/net/netstat",
          "Where `IN_STEP=auto` reads the node's count of TCP retransmission timeouts "
          "(`TCPTimeouts` on a `TcpExt:` line): at `MPI_Init`, then at most every 0.1 s while a "
-         "communicator gauges, waits for word of one or runs the trial. Another path serves a container whose `/proc` "
-         "hides the host's count, or a test that writes the count itself. A file that cannot be "
-         "read (64 KiB at most) or has no such count makes the count unknown: the trial then "
-         "runs without waiting, as under `trial`."},
+         "communicator gauges, waits for word of one or runs the trial. Another path serves a "
+         "container whose `/proc` hides the host's count, or a test that writes the count "
+         "itself. A file that cannot be read (64 KiB at most) or has no such count makes the "
+         "count unknown: the trial then runs without waiting, as under `trial`."},
     Spec{"LOG_LEVEL", "choice", "warn", "`quiet`, `warn`, `info` (rank 0) or `debug`."},
     Spec{"LOG_FILE", "path", "",
          "Write log lines to `PATH.rN` (one file per rank) instead of stderr. Only a regular "
