@@ -9,14 +9,24 @@
 namespace commsched::intercept {
 
 void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, bool threads,
-                          double now) {
+                          double now, bool speaks) {
   mode = cfg.in_step;
   const bool trial = mode == settings::InStep::automatic || mode == settings::InStep::trial;
   if (threads || (trial && !strategy_auto)) mode = settings::InStep::off;
   clock.epoch_s = cfg.in_step_epoch;
   t0 = now;
   netstat = cfg.in_step_netstat;
-  if (mode == settings::InStep::automatic) timeouts = core::tcp_timeouts(netstat);
+  if (mode != settings::InStep::automatic) return;
+  timeouts = core::tcp_timeouts(netstat);
+  if (!speaks || timeouts >= 0) return;
+  // Named by the user: worth a warning. The default on a system without it: a note.
+  const std::string text = "COMMSCHED_IN_STEP_NETSTAT: no TCPTimeouts count in '" + netstat +
+                           "' on rank 0's node; the in-step trial runs without waiting for "
+                           "word of packet loss";
+  if (netstat != settings::kInStepNetstatDefault)
+    core::log_warn(text);
+  else
+    core::log_info(text);
 }
 
 double InStepJob::loss_flag(double now) {

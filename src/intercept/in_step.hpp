@@ -44,7 +44,9 @@ struct InStepJob {
   double checked_at = -1;  ///< the job clock at the last read of the count
   /// `auto` and `trial` apply only under COMMSCHED_STRATEGY=auto, and nothing under
   /// MPI_THREAD_MULTIPLE.
-  void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now);
+  /// Where `speaks` (rank 0), says once when `auto` finds no count to read.
+  void configure(const settings::Settings& cfg, bool strategy_auto, bool threads, double now,
+                 bool speaks);
   /// loss_seen, as 1 or 0 for an agreement, reading the count again where `now` (the job
   /// clock) is at least kLossCheck after the last read.
   double loss_flag(double now);

@@ -613,19 +613,8 @@ void setup(int provided, bool saw_init) {
     core::log_warn("COMMSCHED_MACHINE: " + machine_error + "; running native");
   }
   // The job's clock starts as the collective above returns, about together on every rank.
-  s.in_step.configure(s.cfg, s.cfg.strategy == "auto", provided == MPI_THREAD_MULTIPLE, now());
-  if (s.world_rank == 0 && s.in_step.mode == settings::InStep::automatic &&
-      s.in_step.timeouts < 0) {
-    // Named by the user: worth a warning. The default on a system without it: a note.
-    const std::string text = "COMMSCHED_IN_STEP_NETSTAT: no TCPTimeouts count in '" +
-                             s.cfg.in_step_netstat +
-                             "' on rank 0's node; the in-step trial runs without waiting for "
-                             "word of packet loss";
-    if (s.cfg.in_step_netstat != settings::Settings{}.in_step_netstat)
-      core::log_warn(text);
-    else
-      core::log_info(text);
-  }
+  s.in_step.configure(s.cfg, s.cfg.strategy == "auto", provided == MPI_THREAD_MULTIPLE, now(),
+                      s.world_rank == 0);
   s.fault_site = s.cfg.fault_site;
   s.fault_probability = s.cfg.fault_probability;
   // Ranks draw differently, so a fault hits some ranks and not others, as real ones do.

@@ -23,6 +23,9 @@ enum class NonBlocking { native, eager, shift, automatic };
 /// COMMSCHED_IN_STEP: whether the ranks enter each all-to-all together (learn/in_step.hpp).
 enum class InStep { off, on, automatic, trial };
 
+/// Where Linux keeps the node's TCP counters: COMMSCHED_IN_STEP_NETSTAT's default.
+inline constexpr std::string_view kInStepNetstatDefault = "/proc/net/netstat";
+
 struct Settings {
   bool enable = true;                 ///< COMMSCHED_ENABLE
   std::string strategy = "auto";      ///< COMMSCHED_STRATEGY: native, auto, or a strategy id
@@ -57,7 +60,7 @@ struct Settings {
   InStep in_step = InStep::automatic;     ///< COMMSCHED_IN_STEP
   double in_step_epoch = 0.5;             ///< COMMSCHED_IN_STEP_EPOCH: seconds per trial epoch
   /// COMMSCHED_IN_STEP_NETSTAT: where `auto` reads the node's TCP retransmission timeouts.
-  std::string in_step_netstat = "/proc/net/netstat";
+  std::string in_step_netstat{kInStepNetstatDefault};
 };
 
 /// Sites COMMSCHED_FAULT can name.

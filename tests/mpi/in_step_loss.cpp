@@ -38,15 +38,11 @@ int count_of(int i, int j, int salt) {
 int exchange(MPI_Comm comm, int salt, int call) {
   int rank = 0, size = 1;
   mpi_test::rank_and_size(comm, rank, size);
-  const auto& [sc, sd, rc, rd, st, rt] =
-      mpi_test::count_table(size, rank, [&](int i, int j) { return count_of(i, j, salt); });
-  std::vector<unsigned char> send(st), got(rt, 0xee), ref(rt, 0xdd);
-  for (int k = 0; k < st; ++k) send[k] = static_cast<unsigned char>(rank * 13 + k * 7 + call);
-  MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, got.data(), rc.data(), rd.data(),
-                MPI_BYTE, comm);
-  PMPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, ref.data(), rc.data(), rd.data(),
-                 MPI_BYTE, comm);
-  return got == ref ? 0 : 1;
+  return mpi_test::alltoallv_as_pmpi(
+             comm, [&](int i, int j) { return count_of(i, j, salt); },
+             [&](int k) { return static_cast<unsigned char>(rank * 13 + k * 7 + call); })
+             ? 0
+             : 1;
 }
 
 }  // namespace

@@ -95,6 +95,25 @@ CountTable count_table(int n, int rank, Count count) {
   return t;
 }
 
+/// One MPI_Alltoallv of bytes through the library on `comm`, where count(i, j) is what rank i
+/// sends to rank j and fill(k) this rank's k-th byte to send, and the same call through
+/// PMPI_Alltoallv: whether both delivered the same bytes.
+template <typename Count, typename Fill>
+bool alltoallv_as_pmpi(MPI_Comm comm, Count count, Fill fill) {
+  int rank = 0, size = 1;
+  rank_and_size(comm, rank, size);
+  const CountTable t = count_table(size, rank, count);
+  std::vector<unsigned char> send(static_cast<std::size_t>(t.send_total));
+  std::vector<unsigned char> got(static_cast<std::size_t>(t.recv_total), 0xee);
+  std::vector<unsigned char> ref(static_cast<std::size_t>(t.recv_total), 0xdd);
+  for (int k = 0; k < t.send_total; ++k) send[static_cast<std::size_t>(k)] = fill(k);
+  MPI_Alltoallv(send.data(), t.sc.data(), t.sd.data(), MPI_BYTE, got.data(), t.rc.data(),
+                t.rd.data(), MPI_BYTE, comm);
+  PMPI_Alltoallv(send.data(), t.sc.data(), t.sd.data(), MPI_BYTE, ref.data(), t.rc.data(),
+                 t.rd.data(), MPI_BYTE, comm);
+  return got == ref;
+}
+
 /// Displacements (in elements of the side's type) for blocks of `counts`, `gap` elements left
 /// free before and between blocks, in decreasing rank order when `reverse`; returns the extent
 /// count the buffer needs.
