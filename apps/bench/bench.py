@@ -1131,7 +1131,8 @@ def main():
     ap.add_argument("--platforms", default=None, help="smpi: only these platforms")
     ap.add_argument("--apps", default=None,
                     help="smpi --set bursts: only these programs (halo_exchange,cg_solver); "
-                         "apps: only these applications (lammps,fftw,hpcc,fft2d)")
+                         "apps: only these applications (lammps,lammps-fine,fftw,hpcc,qe,fft2d,petsc,"
+                         "petsc-neighbor)")
     ap.add_argument("--burst-iterations", type=int, default=20,
                     help="smpi --set bursts: exchanges per run, each timed (the first learns)")
     ap.add_argument("--learn-alltoallv", default="auto",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a real application natively or through commsched-run, and checks it by its own output:
 #
-#   app_test.sh --app lammps|hpcc|fft2d --workdir DIR --numbers FILE [--native | --run CMDRUN
+#   app_test.sh --app lammps|hpcc|qe|fft2d --workdir DIR --numbers FILE [--native | --run CMDRUN
 #               --strategy S --expect-strategy S|any|none --report FILE] -- LAUNCH...
 #
 # LAUNCH is the launcher with its flags (mpiexec -n 4 ...). --native runs the application as it
@@ -15,6 +15,8 @@
 # hpcc:   tests/apps/hpccinf.txt (N = 400); its own checks must pass (HPL residual, PTRANS,
 #   RandomAccess errors, FFT error). HPCC calls MPI_Alltoall, never MPI_Alltoallv: the report must
 #   exist and list no pattern.
+# qe:     Quantum ESPRESSO's pw.x on apps/bench/qe_si8.in at ecutwfc 20 (an SCF run whose FFT
+#   transposes are Fortran MPI_ALLTOALL): its energies per iteration and converged must match.
 # fft2d:  tests/apps/fft2d_transpose.f90, Fortran MPI_ALLTOALLV; prints "fft2d ok" when it matches
 #   its serial reference.
 set -u
@@ -77,6 +79,18 @@ case "$app" in
                   grep -q '^PTRANS_residual=0$' hpccoutf.txt &&
                   grep -q '^MPIRandomAccess_Errors=0$' hpccoutf.txt &&
                   grep -Eq '^\|\|Ax-b\|\|_oo.* PASSED' hpccoutf.txt; }
+    ;;
+  qe)
+    # Quantum ESPRESSO's pw.x (Fortran, mpif.h): the benchmark's 8-atom silicon cell at a
+    # lower cutoff. Its 3-D FFTs' transposes are MPI_Alltoall; its density's are MPI_Alltoallv.
+    [[ -f "$here/../../apps/bench/qe_si8.in" ]] || die "no apps/bench/qe_si8.in"
+    sed 's/ecutwfc = 60.0/ecutwfc = 20.0/' "$here/../../apps/bench/qe_si8.in" >si8.in
+    grep -q 'ecutwfc = 20.0' si8.in || die "could not edit qe_si8.in"
+    cmd=(pw.x -in si8.in)
+    extract() { grep -E '^(!? +total energy| +estimated scf accuracy| +highest occupied|'\
+' +convergence has been achieved| +Dense +grid)' stdout.txt; }
+    selfcheck() { grep -q 'JOB DONE' stdout.txt &&
+                  grep -q 'convergence has been achieved' stdout.txt; }
     ;;
   fft2d)
     [[ -x "$prog" ]] || die "--program must name the built fft2d_transpose"
