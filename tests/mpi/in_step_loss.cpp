@@ -2,11 +2,13 @@
 // TCP retransmission count from COMMSCHED_IN_STEP_NETSTAT; this program writes that file
 // itself: a count of 0 before MPI_Init, and a higher count on rank 0 at call `at`, as a node
 // whose queue overflowed would show. Two communicators (MPI_COMM_WORLD and its ranks in reverse
-// order, so any rank count has both) make irregular exchanges about 50 ms apart on each: both
-// gauge with no word of loss and watch; once rank 0's count rises they must join the in-step
-// trial on every rank at the same call, run it and decide, with no rank left waiting and every
-// call equal to PMPI_Alltoallv byte for byte.
-//   in_step_loss [calls] [at]
+// order, so any rank count has both) make irregular exchanges, `pause_ms` apart in turn (each
+// communicator's calls twice that apart): both gauge with no word of loss and watch; once rank
+// 0's count rises they must join the in-step trial on every rank at the same call, run it and
+// decide, with no rank left waiting and every call equal to PMPI_Alltoallv byte for byte. The
+// gauge keeps a communicator out where a barrier costs more than 5 % of its calls' period, so
+// on a loaded machine the calls must be far enough apart.
+//   in_step_loss [calls] [at] [pause_ms]
 #include <mpi.h>
 #include <unistd.h>
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   mpi_test::rank_and_size(MPI_COMM_WORLD, rank, size);
   const int calls = argc > 1 ? std::atoi(argv[1]) : 100;
   const int at = argc > 2 ? std::atoi(argv[2]) : 20;
+  const int pause_us = 1000 * (argc > 3 ? std::atoi(argv[3]) : 25);
   MPI_Comm reversed = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
   int failures = 0;
@@ -69,9 +72,9 @@ int main(int argc, char** argv) {
       ++failures;
     }
     failures += exchange(MPI_COMM_WORLD, 0, call);
-    ::usleep(25000);
+    ::usleep(static_cast<useconds_t>(pause_us));
     failures += exchange(reversed, 1, call);
-    ::usleep(25000);
+    ::usleep(static_cast<useconds_t>(pause_us));
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
