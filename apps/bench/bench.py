@@ -12,9 +12,9 @@
       The whole-job tier (apps/bench/e2e.py): whole programs natively and preloaded with
       default settings, A/B interleaved, learning and trial included; the headline table.
   apps/bench/bench.py apps [--machines shm,flat,shallow,two_clusters] [--pairs 3] [--smoke] ...
-      The application tier (apps/bench/apps.py): LAMMPS, FFTW 3 MPI, HPCC and a Fortran FFT,
-      unmodified, natively and preloaded with default settings, A/B interleaved, whole wall
-      time, correctness from each program's own output.
+      The application tier (apps/bench/apps.py): LAMMPS, FFTW 3 MPI, HPCC, Quantum ESPRESSO,
+      PETSc and a Fortran FFT, unmodified, natively and preloaded with default settings, A/B
+      interleaved, whole wall time, correctness from each program's own output.
   apps/bench/bench.py smpi --set bursts [--ranks 64,256] [--platforms flat] ...
       Issue 6: halo_exchange and cg_solver (Isend/Irecv bursts, built for SMPI with METIS)
       natively and linked with COMMSCHED_BURSTS=off and =local; see smpi_bursts_main.

@@ -82,7 +82,7 @@ case "$app" in
     ;;
   qe)
     # Quantum ESPRESSO's pw.x (Fortran, mpif.h): the benchmark's 8-atom silicon cell at a
-    # lower cutoff. Its 3-D FFTs' transposes are MPI_Alltoall; its density's are MPI_Alltoallv.
+    # lower cutoff. Its 3-D FFTs' transposes are MPI_Alltoall; a few MPI_Alltoallv come too.
     [[ -f "$here/../../apps/bench/qe_si8.in" ]] || die "no apps/bench/qe_si8.in"
     sed 's/ecutwfc = 60.0/ecutwfc = 20.0/' "$here/../../apps/bench/qe_si8.in" >si8.in
     grep -q 'ecutwfc = 20.0' si8.in || die "could not edit qe_si8.in"
