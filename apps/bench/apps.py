@@ -409,8 +409,8 @@ class Qe:
         # the band edge, as printed (fixed digits).
         numbers = [ln.strip() for ln in stdout.splitlines()
                    if re.match(r"^(!?\s+total energy|\s+estimated scf accuracy|\s+highest "
-                               r"occupied|\s+convergence has been achieved|\s+total "
-                               r"magnetization|\s+Dense\s+grid)", ln)]
+                               r"occupied|\s+convergence has been achieved|\s+Dense\s+grid)",
+                               ln)]
         own = {}
         for key, name in (("PWSCF", "pwscf_s"), ("fft_scatt_yz", "scatter_yz_s"),
                           ("fft_scatt_xy", "scatter_xy_s")):

@@ -1129,10 +1129,11 @@ def main():
                     help="smpi: above this many ranks auto's native calls (learning, trial) use "
                          "SMPI's pairwise alltoallv, cheap to simulate, not the linear one")
     ap.add_argument("--platforms", default=None, help="smpi: only these platforms")
+    import apps  # the application tier's names (it imports this module only in its functions)
     ap.add_argument("--apps", default=None,
                     help="smpi --set bursts: only these programs (halo_exchange,cg_solver); "
-                         "apps: only these applications (lammps,lammps-fine,fftw,hpcc,qe,fft2d,petsc,"
-                         "petsc-neighbor)")
+                         f"apps: only these applications ({','.join(apps.APPS)}; without it all "
+                         "but lammps-fine)")
     ap.add_argument("--burst-iterations", type=int, default=20,
                     help="smpi --set bursts: exchanges per run, each timed (the first learns)")
     ap.add_argument("--learn-alltoallv", default="auto",
@@ -1185,10 +1186,8 @@ def main():
         import e2e
         e2e.inner(a, log)
     elif a.tier == "apps":
-        import apps
         apps.main(a, HERE, log, FAILURES)
     elif a.tier == "apps-inner":
-        import apps
         apps.inner(a, log, FAILURES)
     else:
         netns_inner(a)

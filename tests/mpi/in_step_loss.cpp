@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   mpi_test::rank_and_size(MPI_COMM_WORLD, rank, size);
-  const int calls = argc > 1 ? std::atoi(argv[1]) : 100;
-  const int at = argc > 2 ? std::atoi(argv[2]) : 20;
-  const int pause_us = 1000 * (argc > 3 ? std::atoi(argv[3]) : 25);
+  const int calls = argc > 1 ? std::atoi(argv[1]) : 60;
+  const int at = argc > 2 ? std::atoi(argv[2]) : 15;
+  const int pause_us = 1000 * (argc > 3 ? std::atoi(argv[3]) : 100);
   MPI_Comm reversed = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
   int failures = 0;
