@@ -5,6 +5,7 @@
                            [--app-ranks 4]
                            [--smoke] [--out FILE]
                            [--preload-env COMMSCHED_STRATEGY=lp_shift,...] [--control barrier]
+                           [--beside COMMSCHED_CANDIDATES=native,...]
                            [--fftw-wisdom FILE]
 
 Each application runs natively and with libcommsched.so preloaded with default settings (no
@@ -66,6 +67,13 @@ saving, set beside the measured one. --pairs 0: the predictions only.
 --preload-env VAR=VALUE,...: the preloaded runs get these COMMSCHED_* settings instead of the
 defaults (a forced strategy, a budget), recorded in every line as "preload_env"; the pairs and
 the correctness checks are as above.
+
+--beside VAR=VALUE,...: a third run in every pair, preloaded with these COMMSCHED_* settings
+instead of --preload-env's, its ratio against the same pair's native run reported beside (a
+setting that isolates one part of the library, such as COMMSCHED_CANDIDATES=native: learn,
+try nothing). The three runs of pair i rotate (native, preloaded, beside, starting i places
+in), so over every three pairs each takes each place once and a host whose speed drifts
+touches all three alike.
 
 --control barrier: the "preloaded" runs preload apps/bench/barrier_preload.c (built with Open
 MPI's mpicc into the build tree) instead of the library: MPI's own MPI_Alltoall and
@@ -565,16 +573,17 @@ def summarize_report(path):
     }
 
 
-def preload_env(a):
-    """--preload-env as a list of VAR=VALUE, each a COMMSCHED_* variable other than the
-    report's (which the tier sets itself)."""
-    if not getattr(a, "preload_env", None):
+def preload_env(a, option="preload_env"):
+    """--preload-env (or --beside) as a list of VAR=VALUE, each a COMMSCHED_* variable other
+    than the report's (which the tier sets itself)."""
+    if not getattr(a, option, None):
         return []
     out = []
-    for item in a.preload_env.split(","):
+    for item in getattr(a, option).split(","):
         var, eq, _ = item.partition("=")
         if not eq or not var.startswith("COMMSCHED_") or var == "COMMSCHED_REPORT":
-            sys.exit(f"apps: --preload-env takes COMMSCHED_VAR=VALUE items, not '{item}'")
+            sys.exit(f"apps: --{option.replace('_', '-')} takes COMMSCHED_VAR=VALUE items, "
+                     f"not '{item}'")
         out.append(item)
     return out
 
@@ -587,11 +596,15 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     root = tempfile.mkdtemp(prefix=f"cs-apps-{name}-")
     os.chmod(root, 0o755)
     settings = preload_env(a)
+    beside = preload_env(a, "beside")
     control = a.control
     summary = {"tier": "apps", "record": "summary", "machine": machine, "app": name, "ranks": n,
                "pairs": a.pairs, "preload_env": settings, "commit": git_commit(),
                "date": datetime.datetime.now().isoformat(timespec="seconds")}
+    if beside:
+        summary["beside_env"] = beside
     natives, preloads, ratios, reports, owns = [], [], [], [], {"native": [], "preloaded": []}
+    besides, beside_ratios = [], []
     failed = None
     try:
         if hasattr(app, "setup"):
@@ -600,15 +613,21 @@ def app_point(machine, launch, n, name, a, lib, out, log):
         failed = str(e)
     for i in range(0 if failed else a.pairs):
         report = os.path.join(root, f"report{i}.json")
-        order = ["native", "preloaded"] if i % 2 == 0 else ["preloaded", "native"]
+        beside_report = os.path.join(root, f"beside_report{i}.json")
+        if beside:
+            kinds = ["native", "preloaded", "beside"]
+            order = kinds[i % 3:] + kinds[:i % 3]
+        else:
+            order = ["native", "preloaded"] if i % 2 == 0 else ["preloaded", "native"]
         res = {}
         for kind in order:
             work = os.path.join(root, f"{kind}{i}")
             # Open MPI's -x sets the variables in every rank, on every node, not in mpirun.
             la = launch + ["--wdir", work]
-            if kind == "preloaded":
-                la += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_REPORT={report}"]
-                for var in settings:
+            if kind != "native":
+                la += ["-x", f"LD_PRELOAD={lib}", "-x",
+                       f"COMMSCHED_REPORT={report if kind == 'preloaded' else beside_report}"]
+                for var in settings if kind == "preloaded" else beside:
                     la += ["-x", var]
             try:
                 res[kind] = one_run(app, la, base, work, a.build, n, a.timeout)
@@ -624,20 +643,33 @@ def app_point(machine, launch, n, name, a, lib, out, log):
                "ratio": res["native"][0] / res["preloaded"][0],
                "correct": res["native"][1] == res["preloaded"][1],
                "report": summarize_report(report)}
+        if beside:
+            rec.update(order=order, beside_env=beside, beside_s=res["beside"][0],
+                       beside_own=res["beside"][2],
+                       beside_ratio=res["native"][0] / res["beside"][0],
+                       beside_correct=res["native"][1] == res["beside"][1],
+                       beside_report=summarize_report(beside_report))
         if control:
             rec["control"] = control
         out.write(json.dumps(rec) + "\n")
         out.flush()
-        if rec["report"] is None and not control:
-            failed = f"pair {i + 1}: the preloaded run wrote no report (library not loaded?)"
+        if (rec["report"] is None or (beside and rec["beside_report"] is None)) and not control:
+            failed = f"pair {i + 1}: a preloaded run wrote no report (library not loaded?)"
             break
-        if not rec["correct"]:
-            diff = [f"{x!r} != {y!r}" for x, y in zip(res["native"][1], res["preloaded"][1])
-                    if x != y][:2]
-            failed = (f"pair {i + 1}: preloaded output differs from native "
-                      f"({len(res['native'][1])} vs {len(res['preloaded'][1])} lines; "
-                      f"{'; '.join(diff)})")
+        for kind, same in (("preloaded", rec["correct"]),
+                           ("beside", rec.get("beside_correct", True))):
+            if not same:
+                diff = [f"{x!r} != {y!r}" for x, y in zip(res["native"][1], res[kind][1])
+                        if x != y][:2]
+                failed = (f"pair {i + 1}: {kind} output differs from native "
+                          f"({len(res['native'][1])} vs {len(res[kind][1])} lines; "
+                          f"{'; '.join(diff)})")
+                break
+        if failed:
             break
+        if beside:
+            besides.append(rec["beside_s"])
+            beside_ratios.append(rec["beside_ratio"])
         natives.append(rec["native_s"])
         preloads.append(rec["preloaded_s"])
         ratios.append(rec["ratio"])
@@ -646,7 +678,9 @@ def app_point(machine, launch, n, name, a, lib, out, log):
         owns["preloaded"].append(rec["preloaded_own"])
         log(f"[apps] {machine} {name} pair {i + 1}/{a.pairs}: native {rec['native_s']:.2f} s, "
             f"preloaded {rec['preloaded_s']:.2f} s, ratio {rec['ratio']:.3f}, "
-            f"{len(res['native'][1])} output lines identical")
+            f"{len(res['native'][1])} output lines identical" +
+            (f"; beside {rec['beside_s']:.2f} s, ratio {rec['beside_ratio']:.3f}" if beside
+             else ""))
     if failed:
         summary.update(failed=failed, correct=False, workdir=root)
         log(f"[apps] {machine} {name}: FAILED: {failed}")
@@ -668,6 +702,11 @@ def app_point(machine, launch, n, name, a, lib, out, log):
             calls=rep.get("calls"), calls_optimised=rep.get("calls_optimised"),
             unlearned_calls=rep.get("unlearned_calls"), own=own_med,
             comm_share=app.comm_share(own_med["native"]), correct=True)
+        if beside:
+            summary.update(beside_s=statistics.median(besides),
+                           beside_ratio_median=statistics.median(beside_ratios),
+                           beside_ratio_min=min(beside_ratios),
+                           beside_ratio_max=max(beside_ratios), beside_ratios=beside_ratios)
         shutil.rmtree(root, ignore_errors=True)
     if control:
         summary["control"] = control
@@ -770,6 +809,12 @@ def table(rows):
             f"{r['preloaded_s']:.2f} | **{r['ratio_median']:.3f}** "
             f"({r['ratio_min']:.3f}–{r['ratio_max']:.3f}) | {chosen(r)} | {r['comm_share']} | "
             f"yes, {r['pairs']} pairs |")
+        if r.get("beside_env"):
+            lines.append(
+                f"| {r['app']} ({', '.join(r['beside_env'])}, in the same pairs) | "
+                f"{r['machine']} | {r['ranks']} | {r['native_s']:.2f} | {r['beside_s']:.2f} | "
+                f"**{r['beside_ratio_median']:.3f}** ({r['beside_ratio_min']:.3f}–"
+                f"{r['beside_ratio_max']:.3f}) | | | yes, {r['pairs']} pairs |")
     return "\n".join(lines)
 
 
@@ -856,8 +901,9 @@ def main(a, here, log, failures):
         from bench import NETNS_CONFIGS
         cmd = ["bash", os.path.join(here, "netns_cluster.sh"), "--build", a.build,
                # each run's limit, plus as much again per application for its set-up (FFTW
-               # measures its plan, up to 5 tries, before the pairs)
-               "--timeout", str(a.timeout * (3 * a.pairs + 5) * len(a.ready))] + \
+               # measures its plan, up to 5 tries, before the pairs); --beside: a third run
+               "--timeout", str(a.timeout * ((4 if a.beside else 3) * a.pairs + 5) *
+                                len(a.ready))] + \
               NETNS_CONFIGS[m] + \
               ["--", sys.executable, os.path.join(here, "bench.py"), "apps-inner", "--config", m,
                "--build", a.build, "--out", out_path, "--append", "--pairs", str(a.pairs),
@@ -870,6 +916,8 @@ def main(a, here, log, failures):
             cmd += ["--preload-env", a.preload_env]
         if a.control:
             cmd += ["--control", a.control]
+        if a.beside:
+            cmd += ["--beside", a.beside]
         if a.fftw_wisdom:
             cmd += ["--fftw-wisdom", os.path.abspath(a.fftw_wisdom)]
         rc = subprocess.run(cmd).returncode

@@ -1162,6 +1162,10 @@ def main():
                     help="apps: COMMSCHED_* settings of the preloaded runs (default: none, the "
                          "defaults), e.g. COMMSCHED_STRATEGY=lp_shift; repeat it or separate "
                          "them by commas")
+    ap.add_argument("--beside", action="append", metavar="VAR=VALUE[,VAR=VALUE...]",
+                    help="apps: a third run in every pair, preloaded with these COMMSCHED_* "
+                         "settings instead, e.g. COMMSCHED_CANDIDATES=native; its ratio is "
+                         "reported beside the preloaded one")
     ap.add_argument("--fftw-wisdom", default=None, metavar="FILE",
                     help="apps: FFTW plans from this wisdom where the file exists, instead of "
                          "measuring one; where it does not, the measured wisdom is kept there "
@@ -1172,6 +1176,7 @@ def main():
                          "all-to-all after an MPI_Barrier (apps/bench/barrier_preload.c)")
     a = ap.parse_args()
     a.preload_env = ",".join(a.preload_env) if a.preload_env else None
+    a.beside = ",".join(a.beside) if a.beside else None
     a.build = os.path.abspath(a.build or default_build())
     if a.set in ("table5", "table11", "bursts") and a.tier != "smpi":
         ap.error(f"--set {a.set} is an SMPI set")
