@@ -876,6 +876,8 @@ def main(a, here, log, failures):
         os.remove(out_path)
     if a.smoke:
         a.pairs = 1
+    if a.beside and a.control:
+        sys.exit("apps: --beside times the library beside itself; --control replaces it")
     lib = os.path.join(a.build, "wrappers", "libcommsched.so")
     if not os.path.exists(lib):
         sys.exit(f"apps: no {lib} (build the commsched target)")

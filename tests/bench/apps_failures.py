@@ -4,7 +4,9 @@ stand-in mpirun.openmpi (no MPI) and a stand-in fft2d_transpose, and must pass w
 preloaded run prints the native numbers and writes its report, and exit 1 with a FAILED row
 and a "failed" summary line when the preloaded run prints other numbers, writes no report, or
 exits non-zero. With --control barrier the "preloaded" run must get the control library,
-and then writes no report and passes.
+and then writes no report and passes. With --beside, every pair's third run must get its
+settings, the three runs must rotate their order, and a third run that prints other numbers
+must fail the point as the preloaded one does; --beside with --control is refused.
 
   tests/bench/apps_failures.py
 """
@@ -18,8 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "..", "..", "apps", "bench", "bench.py")
 
 # Runs the program after mpirun's options in --wdir; for a preloaded run (-x LD_PRELOAD=...)
-# writes the report and applies CS_FAKE: "wrong" (another checksum), "noreport", "crash";
-# CS_EXPECT_PRELOAD: a preloaded run whose LD_PRELOAD does not end so exits 3.
+# writes the report and applies CS_FAKE: "wrong" (another checksum), "noreport", "crash"
+# (COMMSCHED_TEST_FAKE, set with -x, instead where given); CS_EXPECT_PRELOAD: a preloaded run
+# whose LD_PRELOAD does not end so exits 3.
 FAKE_MPIRUN = r'''#!/usr/bin/env python3
 import json, os, subprocess, sys
 args, env, wdir, i = sys.argv[1:], dict(os.environ), None, 0
@@ -38,7 +41,7 @@ pre = "LD_PRELOAD" in env
 if pre and not env["LD_PRELOAD"].endswith(os.environ.get("CS_EXPECT_PRELOAD", "")):
     print(f"stand-in: LD_PRELOAD={env['LD_PRELOAD']}", file=sys.stderr)
     sys.exit(3)
-fake = os.environ.get("CS_FAKE", "") if pre else ""
+fake = env.get("COMMSCHED_TEST_FAKE", os.environ.get("CS_FAKE", "")) if pre else ""
 if pre and fake != "noreport":
     json.dump({"patterns": [], "unlearned_calls": 24}, open(env["COMMSCHED_REPORT"], "w"))
 if fake == "crash":
@@ -70,17 +73,18 @@ def write_exe(path, text):
     os.chmod(path, 0o755)
 
 
-def run(work, name, fake, extra=(), expect_preload="libcommsched.so"):
+def run(work, name, fake, extra=(), expect_preload="libcommsched.so", smoke=True, pairs=None):
     out = os.path.join(work, f"{name}.jsonl")
     # TMPDIR: the work directories a failed point keeps go away with this test's own.
     env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"],
                CS_FAKE=fake, CS_EXPECT_PRELOAD=expect_preload, TMPDIR=work)
-    p = subprocess.run([sys.executable, BENCH, "apps", "--smoke", "--apps", "fft2d",
+    p = subprocess.run([sys.executable, BENCH, "apps", "--apps", "fft2d",
                         "--build", os.path.join(work, "build"), "--out", out, "--timeout", "30",
-                        *extra],
+                        *(["--smoke"] if smoke else ["--pairs", str(pairs)]), *extra],
                        capture_output=True, text=True, env=env, timeout=120)
     recs = [json.loads(line) for line in open(out) if line.strip()] if os.path.exists(out) else []
     print(f"--- {name}: exit status {p.returncode}\n{p.stdout}{p.stderr[-1500:]}")
+    run.pairs = [r for r in recs if r.get("record") == "pair"]
     return p, [r for r in recs if r.get("record") == "summary"]
 
 
@@ -108,6 +112,27 @@ def main():
         check(len(summ) == 1 and summ[0].get("control") == "barrier" and summ[0].get("correct"),
               f"control: summary {summ}")
         check("control: barrier before each call" in p.stdout, "control: not named in the table")
+        # --beside: a third run per pair with its own settings, the order rotating.
+        p, summ = run(work, "beside", "", ("--beside", "COMMSCHED_TEST_FAKE=none"), smoke=False,
+                      pairs=3)
+        check(p.returncode == 0, f"beside: exit status {p.returncode}, expected 0")
+        check(len(summ) == 1 and summ[0].get("beside_env") == ["COMMSCHED_TEST_FAKE=none"] and
+              len(summ[0].get("beside_ratios", [])) == 3 and summ[0].get("correct"),
+              f"beside: summary {summ}")
+        orders = [tuple(r.get("order", ())) for r in run.pairs]
+        check(len(set(orders)) == 3 and all(len(o) == 3 for o in orders) and
+              {o[0] for o in orders} == {"native", "preloaded", "beside"},
+              f"beside: orders {orders} do not rotate")
+        check("COMMSCHED_TEST_FAKE=none, in the same pairs" in p.stdout,
+              "beside: its row is not in the table")
+        p, summ = run(work, "beside-wrong", "", ("--beside", "COMMSCHED_TEST_FAKE=wrong"))
+        check(p.returncode == 1, f"beside-wrong: exit status {p.returncode}, expected 1")
+        check(len(summ) == 1 and "beside output differs" in (summ[0].get("failed") or ""),
+              f"beside-wrong: summary {summ}")
+        p, summ = run(work, "beside-control", "", ("--beside", "COMMSCHED_SEED=1", "--control",
+                                                    "barrier"))
+        check(p.returncode != 0 and "--control replaces it" in p.stderr,
+              f"beside-control: exit status {p.returncode}, expected a refusal")
     if failures:
         print(f"apps_failures: {len(failures)} failure(s)")
         sys.exit(1)
