@@ -8,6 +8,17 @@
 
 namespace commsched::intercept {
 
+namespace {
+
+// A trial's first decision on this rank, at info level: what it did and what it measured.
+void say_decided(const char* key, const char* what, const char* measured, double ratio) {
+  core::log_info_once(key, std::string("COMMSCHED_IN_STEP: the ") + what + " (" + measured +
+                               ": " + std::to_string(ratio) +
+                               " of native's time between calls; first decision only)");
+}
+
+}  // namespace
+
 void InStepJob::configure(const settings::Settings& cfg, bool strategy_auto, bool threads,
                           double now, bool speaks) {
   mode = cfg.in_step;
@@ -53,8 +64,17 @@ void InStepGate::start(InStepJob& job, int size, bool intercomm) {
 
 void InStepGate::step(InStepJob& job, MPI_Comm comm) {
   switch (mode_) {
+    case Mode::kept:
+      if (offered_) return start_phases(job, comm);
+      [[fallthrough]];
     case Mode::on:
       if (PMPI_Barrier(comm) != MPI_SUCCESS) fail();
+      return;
+    case Mode::left:
+      if (offered_) start_phases(job, comm);
+      return;
+    case Mode::phases:
+      phases(job, comm);
       return;
     case Mode::gauge:
       gauge(job, comm);
@@ -76,7 +96,7 @@ void InStepGate::step(InStepJob& job, MPI_Comm comm) {
 void InStepGate::fail() {
   core::log_warn_once("in-step", "COMMSCHED_IN_STEP: a barrier or agreement failed; the calls "
                                  "on that communicator may stall (one warning only)");
-  if (mode_ == Mode::trial || mode_ == Mode::watch) mode_ = Mode::off;
+  if (mode_ == Mode::trial || mode_ == Mode::watch || mode_ == Mode::phases) mode_ = Mode::off;
 }
 
 // Calls 1 to kGaugeCalls give this rank's time between calls and their cycle. At the next
@@ -194,13 +214,12 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
         out[4] > 0 ? learn::InStepLoss::seen : learn::InStepLoss::unknown;
     job.ratio = learn::in_step_ratio(pooled);
     const bool keeps = learn::in_step_keeps(pooled, loss);
-    mode_ = keeps ? Mode::on : Mode::off;
+    kept_ = keeps;
+    mode_ = keeps ? Mode::kept : Mode::left;
     ++(keeps ? job.synced : job.unsynced);
-    core::log_info_once("in-step-decided",
-                        std::string("COMMSCHED_IN_STEP: the trial ") +
-                            (keeps ? "keeps calls in step" : "leaves calls native") +
-                            " (in step: " + std::to_string(job.ratio) +
-                            " of native's time between calls; first decision only)");
+    say_decided("in-step-decided",
+                keeps ? "trial keeps calls in step" : "trial leaves calls native", "in step",
+                job.ratio);
     return;
   }
   const bool sync = phase != learn::InStepPhase::native;
@@ -208,12 +227,84 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
     meter_.note(job.clock.epoch(agreed_[0]), sync, now, cycle_);
     meter_.pour(job.pool, period_);
   }
+  send_clock(job, comm, now, sync);
+}
+
+// This rank's clock and word of loss for the next call's agreement: blocking (the barrier), or
+// in flight until the next call, which waits only for every rank to have entered this one.
+void InStepGate::send_clock(InStepJob& job, MPI_Comm comm, double now, bool blocking) {
   mine_ = {now, job.loss_flag(now)};
   const int rc =
-      sync ? PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm)
-           : PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm,
-                             &request_);
+      blocking ? PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm)
+               : PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm,
+                                 &request_);
   if (rc != MPI_SUCCESS) fail();
+}
+
+// The phase trial. Phasing a job's exchanges (lp_shift's or lp_xor's rounds instead of MPI's
+// all-at-once) gains, like entering together, on the whole job at once: a pattern's own trial
+// phases one communicator's calls while the job's others run unphased, where they still
+// overflow the receivers' queues, and finds little (LAMMPS on a 64^3 mesh on shallow queues:
+// 16 per-communicator trials decided native or nothing, while the job with every communicator
+// phased ran 1.12 times faster). So after the in-step trial, on every communicator whose
+// pattern in force has a schedule to try, a second job-wide trial alternates epochs
+// (kPhaseEpochScale in-step epochs each) where every such communicator runs its schedule with
+// epochs where all run native, and decides on the pool of every communicator's pace, as the
+// in-step trial does; the intercept layer runs what phased() says and, on a win, keeps the
+// schedule for the pattern (take_verdict). It starts at a call with a blocking agreement of
+// the clock, so every rank starts its epochs alike.
+void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
+  const double now = PMPI_Wtime() - job.t0;
+  mine_ = {now, job.loss_flag(now)};
+  if (PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
+      MPI_SUCCESS) {
+    mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
+    return;
+  }
+  job.heard(agreed_[1]);
+  const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
+  phase_decide_at_ = learn::in_step_decide_at(agreed_[0], clock);
+  mode_ = Mode::phases;
+  phased_ = true;  // the lead-in runs the schedule, as the in-step trial's runs in step
+}
+
+// One call of the phase trial: the clock agreed at the previous call says whether this one
+// runs the schedule; the agreement is blocking where the communicator is kept in step (it is
+// the barrier), else in flight until the next call. After kInStepEpochs whole epochs the ranks
+// sum their pools and decide: the schedule stays where it was at least learn::kInStepMargin
+// faster (learn::in_step_wins).
+void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
+  if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return fail();
+  const double now = PMPI_Wtime() - job.t0;
+  job.heard(agreed_[1]);
+  const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
+  const learn::InStepPhase phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
+  if (phase == learn::InStepPhase::decide) {
+    phase_meter_.close();
+    phase_meter_.pour(job.phase_pool, period_);
+    const std::array<double, 4> in = job.phase_pool;
+    std::array<double, 4> pooled{};
+    if (PMPI_Allreduce(in.data(), pooled.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+      return fail();
+    job.phase_ratio = learn::in_step_ratio(pooled);
+    const bool wins = learn::in_step_wins(pooled);
+    verdict_ = wins ? 1 : -1;
+    ++(wins ? job.phased : job.unphased);
+    // A schedule agrees before every call, which has the ranks in step already.
+    mode_ = kept_ && !wins ? Mode::on : Mode::off;
+    say_decided("phases-decided",
+                wins ? "phase trial keeps the schedules" : "phase trial leaves the patterns' "
+                                                           "own trials",
+                "phased", job.phase_ratio);
+    return;
+  }
+  phased_ = phase != learn::InStepPhase::native;
+  if (phase != learn::InStepPhase::lead_in) {
+    phase_meter_.note(clock.epoch(agreed_[0]), phased_, now, cycle_);
+    phase_meter_.pour(job.phase_pool, period_);
+  }
+  send_clock(job, comm, now, kept_);
 }
 
 void InStepGate::finish() {

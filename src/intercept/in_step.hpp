@@ -1,7 +1,8 @@
 #pragma once
 /// COMMSCHED_IN_STEP on the MPI side: a barrier before each blocking all-to-all where the job
 /// runs faster with its ranks entering together, and the job-wide trial that finds out
-/// (learn/in_step.hpp). Each communicator (each family of entry points on it) has a gate that
+/// (learn/in_step.hpp); after it, the phase trial, which asks the same of the patterns'
+/// schedules: whether the job runs faster with every communicator phased at once. Each communicator (each family of entry points on it) has a gate that
 /// runs once before every intercepted call, on every rank of it; what the gate does depends
 /// only on its count of calls and on values agreed over the communicator, so every rank does the
 /// same, and its collectives never cross the application's.
@@ -29,6 +30,13 @@ struct InStepJob {
   /// end, those whose ranks never heard of one.
   std::int64_t lossless = 0;
   double ratio = -1;             ///< the last decision's learn::in_step_ratio here
+  /// The phase trial's (InStepGate): communicators whose pattern it gave its schedule, and
+  /// those it left as they were; the last decision's phased time over native's here.
+  std::int64_t phased = 0;
+  std::int64_t unphased = 0;
+  double phase_ratio = -1;
+  /// Its pool, as `pool` is the in-step trial's.
+  std::array<double, 4> phase_pool{};
   /// What every communicator's trial measured on this rank (learn::InStepMeter::pour): each
   /// decision is made on the pools of the communicator's ranks.
   std::array<double, 4> pool{};
@@ -69,18 +77,47 @@ class InStepGate {
   /// before MPI_Finalize.
   void finish();
 
+  /// Whether the gate asks, before each call, whether the phase trial may start.
+  bool awaits_phases() const { return mode_ == Mode::kept || mode_ == Mode::left; }
+  /// Where it does, before each call on every path: whether the pattern in force has a
+  /// schedule the phase trial may try (agreed state, the same on every rank).
+  void offer_phases(bool offered) { offered_ = offered; }
+  /// Whether the phase trial is under way, and whether this call runs the schedule (set by
+  /// before_call, alike on every rank).
+  bool phase_trial() const { return mode_ == Mode::phases; }
+  bool phased() const { return mode_ == Mode::phases && phased_; }
+  /// Whether a call's path must ask the gate first: the phase trial is under way, or may
+  /// start at the next call.
+  bool phases_pending() const {
+    return mode_ == Mode::phases || (awaits_phases() && offered_);
+  }
+  /// The phase trial's verdict, handed over once: 1 the schedule won, -1 it did not, 0 none.
+  int take_verdict() {
+    const int v = verdict_;
+    verdict_ = 0;
+    return v;
+  }
+  /// The phase trial's epochs, in in-step epochs, the same on every communicator: long enough
+  /// for calls a third of a second apart to fill a few (the busiest remaps of a 3-D FFT on a
+  /// 64^3 mesh), short enough for a job of half a minute to see the verdict.
+  static constexpr int kPhaseEpochScale = 4;
+
   /// Calls timed before the gauge, after the first (connections, first touch).
   static constexpr int kGaugeCalls = 12;
   /// A communicator that waits for word of packet loss asks its ranks once per this many calls.
   static constexpr int kWatchCalls = 16;
 
  private:
-  enum class Mode { off, gauge, watch, trial, on };
+  // kept, left: the in-step trial decided (barrier or not), and the phase trial may follow.
+  enum class Mode { off, gauge, watch, trial, on, kept, left, phases };
   void step(InStepJob& job, MPI_Comm comm);
   void gauge(InStepJob& job, MPI_Comm comm);
   void watch(InStepJob& job, MPI_Comm comm);
   void join_trial(const InStepJob& job);
   void trial(InStepJob& job, MPI_Comm comm);
+  void send_clock(InStepJob& job, MPI_Comm comm, double now, bool blocking);
+  void start_phases(InStepJob& job, MPI_Comm comm);
+  void phases(InStepJob& job, MPI_Comm comm);
   void fail();
 
   Mode mode_ = Mode::off;
@@ -94,6 +131,12 @@ class InStepGate {
   std::array<double, 2> mine_{}, agreed_{};
   double decide_at_ = 0;  // the job clock at which the trial ends, agreed as it began
   learn::InStepMeter meter_;
+  // The phase trial: offered (offer_phases), this call phased, the in-step trial's verdict,
+  // the phase trial's own, its end and its meter.
+  bool offered_ = false, phased_ = false, kept_ = false;
+  int verdict_ = 0;
+  double phase_decide_at_ = 0;
+  learn::InStepMeter phase_meter_;
   MPI_Request request_ = MPI_REQUEST_NULL;  // agreed_ in flight, completed at the next call
 };
 

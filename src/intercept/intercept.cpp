@@ -1356,6 +1356,9 @@ void before_finalize() {
     h.in_step_short = s.in_step.short_calls;
     h.in_step_lossless = s.in_step.lossless;
     h.in_step_ratio = s.in_step.ratio;
+    h.phases_kept = s.in_step.phased;
+    h.phases_left = s.in_step.unphased;
+    h.phase_ratio = s.in_step.phase_ratio;
     const std::vector<PatternRecord> merged = write_report(
         MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);
     if (s.wisdom_on && s.world_rank == 0) save_wisdom(s, merged);
@@ -1408,6 +1411,39 @@ bool pinned_native_call(const CommState& cs, const Pattern& p) {
   return p.trial.decided() && p.running().native && (cs.calls + 1) % kNativeAgreeEvery != 0;
 }
 
+// The schedule the phase trial (InStepGate) tries for `p`: its first usable candidate that
+// runs a program of its own, in the cost model's order; -1 where it has none.
+int phase_candidate(const Pattern& p) {
+  for (std::size_t i = 0; i < p.usable.size(); ++i) {
+    const Candidate& c = p.usable[i];
+    if (!c.native && !c.drs && !c.in_step) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Whether the phase trial may try `p`: it has a schedule, and its own trial has not chosen
+// one already. Agreed state, alike on every rank.
+bool phases_apply(const Pattern& p) {
+  return phase_candidate(p) >= 0 && (!p.trial.decided() || p.running().native);
+}
+
+// Whether the pattern in force on `cs` is one the phase trial may try.
+bool phases_offered(const CommState& cs) {
+  return cs.current && !cs.learner.learning() && phases_apply(*cs.current);
+}
+
+// The phase trial's verdict, at the call that reached it: where the schedule won, it is the
+// pattern's for good (its own trial ends there); otherwise the pattern's trial goes on where
+// it was.
+void take_phase_verdict(CommState& cs) {
+  const int verdict = cs.in_step.take_verdict();
+  Pattern* p = cs.current;
+  if (verdict <= 0 || !p || cs.learner.learning() || !phases_apply(*p)) return;
+  const auto c = static_cast<std::size_t>(phase_candidate(*p));
+  p->trial = learn::Trial::decided_for(p->trial.candidates(), c);
+  p->ledger.charge(p->trial);
+}
+
 // The lean path, the common calls of a job: MPI's own call that only counts, on the previous
 // call's communicator (one calling thread), on a call whose clock rests (kClockEvery). Three
 // kinds take it: a communicator that runs native for good (COMMSCHED_STRATEGY=native, or
@@ -1430,6 +1466,8 @@ bool run_lean(const Exchange& x, int& rc) {
   CommState& cs = *last.state;
   learn::EntryClock& entries = s.main_entries ? *s.main_entries : t_entries;
   if (!clock_may_rest(s, cs, entries)) return false;
+  // Every path asks alike, so ranks on different paths see the same offer.
+  if (cs.in_step.awaits_phases()) cs.in_step.offer_phases(phases_offered(cs));
   enum class Kind { native, pinned, learning } kind;
   Pattern* const p = cs.current;
   if (cs.native_only || s.strategy_native) {
@@ -1440,13 +1478,14 @@ bool run_lean(const Exchange& x, int& rc) {
                            x.recvtype, static_cast<std::size_t>(cs.size)))
       return false;
     kind = Kind::learning;
-  } else if (p && pinned_native_call(cs, *p)) {
+  } else if (p && pinned_native_call(cs, *p) && !cs.in_step.phases_pending()) {
     kind = Kind::pinned;
   } else {
     return false;
   }
   flush_point(x.name + 4);  // without "MPI_"
   cs.in_step.before_call(s.in_step, x.comm);
+  take_phase_verdict(cs);
   cs.call = x.name;
   const double seconds = cs.per_call_s;
   switch (kind) {
@@ -1701,7 +1740,17 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
                 double t0) {
   Global& s = g();
   int rc = MPI_SUCCESS;
-  const Candidate& c = p.running();
+  // In the phase trial the gate says what runs, the same on every rank: the schedule it tries
+  // or native; the pattern's own trial measures nothing meanwhile.
+  const int phase = cs.in_step.phase_trial() && phases_apply(p) ? phase_candidate(p) : -1;
+  std::size_t index = p.trial.current();
+  if (phase >= 0) {
+    index = static_cast<std::size_t>(phase);
+    if (!cs.in_step.phased())
+      for (std::size_t i = 0; i < p.usable.size(); ++i)
+        if (p.usable[i].native) index = i;
+  }
+  const Candidate& c = p.usable[index];
   double agreement = 0;  // native: this rank's agreement, most of which it will not pay
   if (c.native || c.in_step) {  // native_sync: the agreement just made has every rank in it
     if (c.native) agreement = now() - t0;
@@ -1732,7 +1781,7 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   // The trial compares what each candidate costs per call once chosen, both timed from
   // entry: a plan pays the agreement every call, native one call in kNativeAgreeEvery
   // (Trial::call_seconds takes the rest off at the next agreement).
-  time_call(cs, p, dt, agreement);
+  if (phase < 0) time_call(cs, p, dt, agreement);
   return rc;
 }
 
@@ -1788,7 +1837,9 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
     CommState* csp = state_for(comm, x.family);
     CommState& cs = *csp;
     cs.call = x.name;
+    if (cs.in_step.awaits_phases()) cs.in_step.offer_phases(phases_offered(cs));
     cs.in_step.before_call(s.in_step, comm);
+    take_phase_verdict(cs);
     // Most calls of a job run MPI's own and only count: their time per call matters to the
     // budget and the report, not each call's. Those paths read the clock on one call in
     // kClockEvery (always on the call after a trial's measured one, whose span ends at the
@@ -1826,12 +1877,18 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
     //   which that call makes anyway (it runs a candidate, or finds the counts changed), so a
     //   measured pair costs one agreement, not two; the pending measurement (timed_pattern)
     //   sends the next call through the agreement.
+    // - the phase trial runs native in this epoch: every rank knows it from the gate; the
+    //   pattern's own trial waits, and measures nothing meanwhile.
     if (Pattern* p = cs.current; p && !cs.learner.learning()) {
       const bool decided = p->trial.decided();
-      const bool pinned = pinned_native_call(cs, *p);
-      const bool owed = !decided && p->trial.native_calls_owed() > 0;
-      const bool measured = !decided && !owed && p->running().native && !cs.timed_pattern;
-      if (pinned || owed || measured) {
+      const bool phase_trial = cs.in_step.phase_trial() && phases_apply(*p);
+      if (phase_trial) cs.timed_pattern = nullptr;  // on every rank alike
+      const bool frozen = phase_trial && !cs.in_step.phased();
+      const bool pinned = !phase_trial && pinned_native_call(cs, *p);
+      const bool owed = !phase_trial && !decided && p->trial.native_calls_owed() > 0;
+      const bool measured =
+          !phase_trial && !decided && !owed && p->running().native && !cs.timed_pattern;
+      if (pinned || owed || measured || frozen) {
         ++cs.calls;
         if (measured && !add_time.clocked) start_clock();
         const int rc = run_counted();

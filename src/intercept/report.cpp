@@ -109,7 +109,10 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                                     {"unsynced", h.in_step_unsynced},
                                     {"short_calls", h.in_step_short},
                                     {"lossless", h.in_step_lossless},
-                                    {"trial_ratio", h.in_step_ratio}}},
+                                    {"trial_ratio", h.in_step_ratio},
+                                    {"phases_kept", h.phases_kept},
+                                    {"phases_left", h.phases_left},
+                                    {"phase_ratio", h.phase_ratio}}},
                        {"warnings", h.warnings}};
   return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -151,6 +154,13 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
     if (h.in_step_ratio >= 0)
       std::fprintf(stderr, "; trial: in step %.3g of native's time between calls",
                    h.in_step_ratio);
+    if (h.phases_kept + h.phases_left > 0)
+      std::fprintf(stderr,
+                   "; phase trial: %lld communicator(s) phased, %lld left to their patterns' "
+                   "trials",
+                   static_cast<long long>(h.phases_kept), static_cast<long long>(h.phases_left));
+    if (h.phase_ratio >= 0)
+      std::fprintf(stderr, ", phased %.3g of native's time between calls", h.phase_ratio);
     std::fprintf(stderr, "\n");
   }
   if (h.faults_injected > 0 || h.fallbacks > 0)
@@ -236,12 +246,13 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   std::vector<PatternRecord> all(static_cast<std::size_t>(total) / sizeof(PatternRecord));
   PMPI_Gatherv(mine.data(), my_bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
                0, world);
-  const std::int64_t mine_counts[8] = {header.faults_injected, header.fallbacks,
-                                       header.device_calls,    header.paused_calls,
-                                       header.in_step_synced,  header.in_step_unsynced,
-                                       header.in_step_short,   header.in_step_lossless};
-  std::int64_t sums[8] = {};
-  PMPI_Reduce(mine_counts, sums, 8, MPI_INT64_T, MPI_SUM, 0, world);
+  const std::int64_t mine_counts[10] = {header.faults_injected, header.fallbacks,
+                                        header.device_calls,    header.paused_calls,
+                                        header.in_step_synced,  header.in_step_unsynced,
+                                        header.in_step_short,   header.in_step_lossless,
+                                        header.phases_kept,     header.phases_left};
+  std::int64_t sums[10] = {};
+  PMPI_Reduce(mine_counts, sums, 10, MPI_INT64_T, MPI_SUM, 0, world);
   if (rank != 0) return {};
   ReportHeader h = header;
   h.faults_injected = sums[0];
@@ -252,6 +263,8 @@ std::vector<PatternRecord> write_report(MPI_Comm world, const std::vector<Patter
   h.in_step_unsynced = sums[5];
   h.in_step_short = sums[6];
   h.in_step_lossless = sums[7];
+  h.phases_kept = sums[8];
+  h.phases_left = sums[9];
   std::vector<PatternRecord> recs = merge(all);
   if (print) print_summary(recs, h);
   if (json_path.empty()) return recs;

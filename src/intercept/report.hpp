@@ -76,6 +76,9 @@ struct ReportHeader {
   std::int64_t in_step_short = 0;    ///< communicators where a barrier costs too much; summed
   std::int64_t in_step_lossless = 0;  ///< communicators whose nodes saw no TCP timeout; summed
   double in_step_ratio = -1;         ///< rank 0's trial: in step's time per call over native's
+  std::int64_t phases_kept = 0;      ///< communicators the phase trial gave a schedule; summed
+  std::int64_t phases_left = 0;      ///< communicators it left to their patterns' trials; summed
+  double phase_ratio = -1;           ///< rank 0's phase trial: phased time over native's
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary

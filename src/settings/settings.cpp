@@ -62,12 +62,16 @@ constexpr std::array kSpecs{
          "(with `STRATEGY=auto`: on a communicator whose calls come 20 ms or more apart, where "
          "a barrier costs at most 5 % of that, once the job's nodes have seen TCP "
          "retransmission timeouts, a job-wide trial of epochs run in step and not, after which "
-         "the barrier stays unless in step measured more than 8 % slower; see the README), "
+         "the barrier stays unless in step measured more than 8 % slower, then, where a "
+         "pattern has a schedule to try, a job-wide phase trial of epochs four times as "
+         "long, every such pattern phased or all native, after which each keeps its schedule "
+         "where phased measured at least 3 % faster; see the README), "
          "`trial` (that trial without waiting for timeouts: the barrier stays where in step "
          "measured at least 3 % faster), `on` (every call on every communicator) or `off`."},
     Spec{"IN_STEP_EPOCH", "number", "0.5",
-         "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init`; a "
-         "communicator decides after six whole epochs; 0.001 to 60."},
+         "Seconds per epoch of the in-step trial, on the job's clock from `MPI_Init` (the "
+         "phase trial's are four times as long); a communicator decides after six whole "
+         "epochs; 0.001 to 60."},
     Spec{"IN_STEP_NETSTAT", "path", "/proc/net/netstat",
          "Where `IN_STEP=auto` reads the node's count of TCP retransmission timeouts "
          "(`TCPTimeouts` on a `TcpExt:` line): at `MPI_Init`, then at most every 0.1 s while a "
