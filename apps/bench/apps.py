@@ -614,6 +614,7 @@ def app_point(machine, launch, n, name, a, lib, out, log):
     for i in range(0 if failed else a.pairs):
         report = os.path.join(root, f"report{i}.json")
         beside_report = os.path.join(root, f"beside_report{i}.json")
+        runs_env = {"preloaded": (report, settings), "beside": (beside_report, beside)}
         if beside:
             kinds = ["native", "preloaded", "beside"]
             order = kinds[i % 3:] + kinds[:i % 3]
@@ -625,9 +626,9 @@ def app_point(machine, launch, n, name, a, lib, out, log):
             # Open MPI's -x sets the variables in every rank, on every node, not in mpirun.
             la = launch + ["--wdir", work]
             if kind != "native":
-                la += ["-x", f"LD_PRELOAD={lib}", "-x",
-                       f"COMMSCHED_REPORT={report if kind == 'preloaded' else beside_report}"]
-                for var in settings if kind == "preloaded" else beside:
+                kind_report, kind_env = runs_env[kind]
+                la += ["-x", f"LD_PRELOAD={lib}", "-x", f"COMMSCHED_REPORT={kind_report}"]
+                for var in kind_env:
                     la += ["-x", var]
             try:
                 res[kind] = one_run(app, la, base, work, a.build, n, a.timeout)
@@ -794,6 +795,13 @@ def chosen(r):
             f"optimised{synced})")
 
 
+def ratio_cell(r, side=""):
+    """A table's ratio cell for a summary's preloaded run (or, side "beside_", its third run):
+    the median in bold, then the range."""
+    return (f"**{r[side + 'ratio_median']:.3f}** "
+            f"({r[side + 'ratio_min']:.3f}–{r[side + 'ratio_max']:.3f})")
+
+
 def table(rows):
     lines = ["| app | machine | ranks | native s | preloaded s | ratio median (min–max) | "
              "chosen | program's own breakdown (native) | correct |",
@@ -806,15 +814,14 @@ def table(rows):
             continue
         lines.append(
             f"| {app} | {r['machine']} | {r['ranks']} | {r['native_s']:.2f} | "
-            f"{r['preloaded_s']:.2f} | **{r['ratio_median']:.3f}** "
-            f"({r['ratio_min']:.3f}–{r['ratio_max']:.3f}) | {chosen(r)} | {r['comm_share']} | "
-            f"yes, {r['pairs']} pairs |")
+            f"{r['preloaded_s']:.2f} | "
+            f"{ratio_cell(r)} | {chosen(r)} | "
+            f"{r['comm_share']} | yes, {r['pairs']} pairs |")
         if r.get("beside_env"):
             lines.append(
                 f"| {r['app']} ({', '.join(r['beside_env'])}, in the same pairs) | "
                 f"{r['machine']} | {r['ranks']} | {r['native_s']:.2f} | {r['beside_s']:.2f} | "
-                f"**{r['beside_ratio_median']:.3f}** ({r['beside_ratio_min']:.3f}–"
-                f"{r['beside_ratio_max']:.3f}) | | | yes, {r['pairs']} pairs |")
+                f"{ratio_cell(r, 'beside_')} | | | yes, {r['pairs']} pairs |")
     return "\n".join(lines)
 
 

@@ -258,7 +258,8 @@ void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
   mine_ = {now, job.loss_flag(now)};
   if (PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
       MPI_SUCCESS) {
-    mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
+    // Every rank's allreduce returned: none starts the trial, the barrier stays where kept.
+    mode_ = kept_ ? Mode::on : Mode::off;
     return;
   }
   job.heard(agreed_[1]);

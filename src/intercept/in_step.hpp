@@ -2,10 +2,11 @@
 /// COMMSCHED_IN_STEP on the MPI side: a barrier before each blocking all-to-all where the job
 /// runs faster with its ranks entering together, and the job-wide trial that finds out
 /// (learn/in_step.hpp); after it, the phase trial, which asks the same of the patterns'
-/// schedules: whether the job runs faster with every communicator phased at once. Each communicator (each family of entry points on it) has a gate that
-/// runs once before every intercepted call, on every rank of it; what the gate does depends
-/// only on its count of calls and on values agreed over the communicator, so every rank does the
-/// same, and its collectives never cross the application's.
+/// schedules: whether the job runs faster with every communicator phased at once. Each
+/// communicator (each family of entry points on it) has a gate that runs once before every
+/// intercepted call, on every rank of it; what the gate does depends only on its count of calls
+/// and on values agreed over the communicator, so every rank does the same, and its collectives
+/// never cross the application's.
 #include <mpi.h>
 
 #include <array>
@@ -86,8 +87,8 @@ class InStepGate {
   /// before_call, alike on every rank).
   bool phase_trial() const { return mode_ == Mode::phases; }
   bool phased() const { return mode_ == Mode::phases && phased_; }
-  /// Whether a call's path must ask the gate first: the phase trial is under way, or may
-  /// start at the next call.
+  /// Whether a call's path must ask the gate first: the phase trial is under way, or starts
+  /// at the call if the offer stands.
   bool phases_pending() const {
     return mode_ == Mode::phases || (awaits_phases() && offered_);
   }

@@ -84,8 +84,8 @@ def run(work, name, fake, extra=(), expect_preload="libcommsched.so", smoke=True
                        capture_output=True, text=True, env=env, timeout=120)
     recs = [json.loads(line) for line in open(out) if line.strip()] if os.path.exists(out) else []
     print(f"--- {name}: exit status {p.returncode}\n{p.stdout}{p.stderr[-1500:]}")
-    run.pairs = [r for r in recs if r.get("record") == "pair"]
-    return p, [r for r in recs if r.get("record") == "summary"]
+    return (p, [r for r in recs if r.get("record") == "summary"],
+            [r for r in recs if r.get("record") == "pair"])
 
 
 def main():
@@ -93,43 +93,43 @@ def main():
         write_exe(os.path.join(work, "bin", "mpirun.openmpi"), FAKE_MPIRUN)
         write_exe(os.path.join(work, "build", "tests", "apps", "fft2d_transpose"), FAKE_FFT2D)
         write_exe(os.path.join(work, "build", "wrappers", "libcommsched.so"), "")
-        p, summ = run(work, "good", "")
+        p, summ, _ = run(work, "good", "")
         check(p.returncode == 0, f"identical output: exit status {p.returncode}, expected 0")
         check(len(summ) == 1 and summ[0].get("correct") is True and not summ[0].get("failed"),
               f"identical output: summary {summ}")
         for fake, why in (("wrong", "differs from native"), ("noreport", "no report"),
                           ("crash", "exit status 139")):
-            p, summ = run(work, fake, fake)
+            p, summ, _ = run(work, fake, fake)
             check(p.returncode == 1, f"{fake}: exit status {p.returncode}, expected 1")
             check("FAILED" in p.stdout, f"{fake}: no FAILED row in the table")
             check(len(summ) == 1 and why in (summ[0].get("failed") or ""),
                   f"{fake}: summary {summ} does not say '{why}'")
         # The control replaces the library and writes no report (already built: no mpicc).
         write_exe(os.path.join(work, "build", "apps", "bench", "libbarrier_preload.so"), "")
-        p, summ = run(work, "control", "noreport", ("--control", "barrier"),
+        p, summ, _ = run(work, "control", "noreport", ("--control", "barrier"),
                       "libbarrier_preload.so")
         check(p.returncode == 0, f"control: exit status {p.returncode}, expected 0")
         check(len(summ) == 1 and summ[0].get("control") == "barrier" and summ[0].get("correct"),
               f"control: summary {summ}")
         check("control: barrier before each call" in p.stdout, "control: not named in the table")
         # --beside: a third run per pair with its own settings, the order rotating.
-        p, summ = run(work, "beside", "", ("--beside", "COMMSCHED_TEST_FAKE=none"), smoke=False,
-                      pairs=3)
+        p, summ, pairs = run(work, "beside", "", ("--beside", "COMMSCHED_TEST_FAKE=none"),
+                             smoke=False, pairs=3)
         check(p.returncode == 0, f"beside: exit status {p.returncode}, expected 0")
         check(len(summ) == 1 and summ[0].get("beside_env") == ["COMMSCHED_TEST_FAKE=none"] and
               len(summ[0].get("beside_ratios", [])) == 3 and summ[0].get("correct"),
               f"beside: summary {summ}")
-        orders = [tuple(r.get("order", ())) for r in run.pairs]
+        orders = [tuple(r.get("order", ())) for r in pairs]
         check(len(set(orders)) == 3 and all(len(o) == 3 for o in orders) and
               {o[0] for o in orders} == {"native", "preloaded", "beside"},
               f"beside: orders {orders} do not rotate")
         check("COMMSCHED_TEST_FAKE=none, in the same pairs" in p.stdout,
               "beside: its row is not in the table")
-        p, summ = run(work, "beside-wrong", "", ("--beside", "COMMSCHED_TEST_FAKE=wrong"))
+        p, summ, _ = run(work, "beside-wrong", "", ("--beside", "COMMSCHED_TEST_FAKE=wrong"))
         check(p.returncode == 1, f"beside-wrong: exit status {p.returncode}, expected 1")
         check(len(summ) == 1 and "beside output differs" in (summ[0].get("failed") or ""),
               f"beside-wrong: summary {summ}")
-        p, summ = run(work, "beside-control", "", ("--beside", "COMMSCHED_SEED=1", "--control",
+        p, summ, _ = run(work, "beside-control", "", ("--beside", "COMMSCHED_SEED=1", "--control",
                                                     "barrier"))
         check(p.returncode != 0 and "--control replaces it" in p.stderr,
               f"beside-control: exit status {p.returncode}, expected a refusal")
