@@ -272,15 +272,15 @@ void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
 // One call of the phase trial: the clock agreed at the previous call says whether this one
 // runs the schedule; the agreement is blocking where the communicator is kept in step (it is
 // the barrier), else in flight until the next call. After kInStepEpochs whole epochs the ranks
-// sum their pools and decide: the schedule stays where it was at least learn::kInStepMargin
-// faster (learn::in_step_wins).
+// sum their pools and decide (learn::phase_verdict): the schedule stays where it was at least
+// learn::kInStepMargin faster, and where one round cannot tell, another round follows.
 void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
   const double now = PMPI_Wtime() - job.t0;
   job.heard(agreed_[1]);
   const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
-  const learn::InStepPhase phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
+  learn::InStepPhase phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
   if (phase == learn::InStepPhase::decide) {
     phase_meter_.close();
     phase_meter_.pour(job.phase_pool, period_);
@@ -289,16 +289,26 @@ void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
     if (PMPI_Allreduce(in.data(), pooled.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
       return fail();
     job.phase_ratio = learn::in_step_ratio(pooled);
-    const bool wins = learn::in_step_wins(pooled);
-    verdict_ = wins ? 1 : -1;
-    ++(wins ? job.phased : job.unphased);
-    // A schedule agrees before every call, which has the ranks in step already.
-    mode_ = kept_ && !wins ? Mode::on : Mode::off;
-    say_decided("phases-decided",
-                wins ? "phase trial keeps the schedules" : "phase trial leaves the patterns' "
-                                                           "own trials",
-                "phased", job.phase_ratio);
-    return;
+    const learn::PhaseVerdict verdict = learn::phase_verdict(pooled, ++phase_round_);
+    if (verdict != learn::PhaseVerdict::again) {
+      const bool wins = verdict == learn::PhaseVerdict::keep;
+      verdict_ = wins ? 1 : -1;
+      ++(wins ? job.phased : job.unphased);
+      // A schedule agrees before every call, which has the ranks in step already.
+      mode_ = kept_ && !wins ? Mode::on : Mode::off;
+      say_decided("phases-decided",
+                  wins ? "phase trial keeps the schedules"
+                       : "phase trial leaves the patterns' own trials",
+                  "phased", job.phase_ratio);
+      return;
+    }
+    // Another round: kInStepEpochs more epochs on the same plan, from the one this call runs
+    // in; the pools go on summing every round.
+    say_decided("phases-again", "phase trial runs another round: one cannot tell", "phased",
+                job.phase_ratio);
+    phase_decide_at_ =
+        static_cast<double>(clock.epoch(agreed_[0]) + learn::kInStepEpochs) * clock.epoch_s;
+    phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
   }
   phased_ = phase != learn::InStepPhase::native;
   if (phase != learn::InStepPhase::lead_in) {

@@ -137,6 +137,7 @@ class InStepGate {
   bool offered_ = false, phased_ = false, kept_ = false;
   int verdict_ = 0;
   double phase_decide_at_ = 0;
+  int phase_round_ = 0;
   learn::InStepMeter phase_meter_;
   MPI_Request request_ = MPI_REQUEST_NULL;  // agreed_ in flight, completed at the next call
 };

@@ -96,6 +96,13 @@ bool in_step_wins(const std::array<double, 4>& summed) {
   return r >= 0 && r <= 1 - kInStepMargin;
 }
 
+PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round) {
+  const double r = in_step_ratio(summed);
+  if (in_step_wins(summed)) return PhaseVerdict::keep;
+  if (r < 0 || r >= 1 + kPhaseLeave || round >= kPhaseRounds) return PhaseVerdict::leave;
+  return PhaseVerdict::again;
+}
+
 bool in_step_keeps(const std::array<double, 4>& summed, InStepLoss loss) {
   switch (loss) {
     case InStepLoss::none:

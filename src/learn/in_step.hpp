@@ -95,6 +95,19 @@ inline constexpr double kInStepMargin = 0.03;
 double in_step_ratio(const std::array<double, 4>& summed);
 bool in_step_wins(const std::array<double, 4>& summed);
 
+/// The phase trial's verdict (intercept::InStepGate) after `round` rounds (1, 2, ...) of
+/// kInStepEpochs epochs, on the pools summed over ranks since it started: keep the schedules
+/// where phased measured at least kInStepMargin faster; leave them where it measured
+/// kPhaseLeave slower or more (LAMMPS on a 32^3 mesh on shallow queues: 1.08-1.14 of native's
+/// time), where nothing was measured on a side, or after kPhaseRounds rounds; else run another
+/// round. One round of six epochs is too few where a time step is long: on a 64^3 mesh, about
+/// two steps to an epoch, it measured the schedules at 0.94-1.05 of native's time while the job
+/// with every call phased ran 1.12 times faster.
+enum class PhaseVerdict { keep, leave, again };
+inline constexpr double kPhaseLeave = 0.08;
+inline constexpr int kPhaseRounds = 3;
+PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round);
+
 /// What the job's nodes say about packet loss as a communicator decides: none of its ranks
 /// (nor any rank they heard from) has seen a TCP retransmission timeout, some has, or it
 /// cannot be told (no counter to read, or COMMSCHED_IN_STEP=trial, which does not ask).

@@ -660,6 +660,28 @@ TEST(InStep, PoolWeighsCommunicatorsByTheirOwnPeriod) {
   EXPECT_FALSE(cs::learn::in_step_wins(mixed));
 }
 
+TEST(InStep, PhaseTrialRunsAnotherRoundWhenUnclear) {
+  using cs::learn::PhaseVerdict;
+  auto pools = [](double r) { return std::array<double, 4>{100, 100 * 0.1 * r, 100, 10}; };
+  for (int round : {1, 2, 3}) {
+    const bool last = round >= cs::learn::kPhaseRounds;
+    // Phased at least 3 % faster keeps the schedules in any round.
+    EXPECT_EQ(cs::learn::phase_verdict(pools(0.94), round), PhaseVerdict::keep) << round;
+    EXPECT_EQ(cs::learn::phase_verdict(pools(0.969), round), PhaseVerdict::keep) << round;
+    // Between the margin and 8 % slower, one round cannot tell: another, up to the last.
+    for (double r : {0.98, 1.0, 1.05, 1.079})
+      EXPECT_EQ(cs::learn::phase_verdict(pools(r), round),
+                last ? PhaseVerdict::leave : PhaseVerdict::again)
+          << r << " " << round;
+    // Clearly slower leaves them at once.
+    EXPECT_EQ(cs::learn::phase_verdict(pools(1.081), round), PhaseVerdict::leave) << round;
+    EXPECT_EQ(cs::learn::phase_verdict(pools(1.14), round), PhaseVerdict::leave) << round;
+  }
+  // Nothing measured on a side: another round would measure nothing either.
+  const std::array<double, 4> none{0, 0, 100, 10};
+  EXPECT_EQ(cs::learn::phase_verdict(none, 1), PhaseVerdict::leave);
+}
+
 TEST(InStep, LossDecidesWhoMustProveIt) {
   using cs::learn::InStepLoss;
   // {in-step intervals, seconds, native intervals, seconds}: in step at `r` of native's time.
