@@ -289,7 +289,8 @@ void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
     if (PMPI_Allreduce(in.data(), pooled.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
       return fail();
     job.phase_ratio = learn::in_step_ratio(pooled);
-    const learn::PhaseVerdict verdict = learn::phase_verdict(pooled, ++phase_round_);
+    job.phase_rounds = ++phase_round_;
+    const learn::PhaseVerdict verdict = learn::phase_verdict(pooled, phase_round_);
     if (verdict != learn::PhaseVerdict::again) {
       const bool wins = verdict == learn::PhaseVerdict::keep;
       verdict_ = wins ? 1 : -1;

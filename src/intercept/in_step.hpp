@@ -36,6 +36,7 @@ struct InStepJob {
   std::int64_t phased = 0;
   std::int64_t unphased = 0;
   double phase_ratio = -1;
+  int phase_rounds = 0;  ///< the rounds that decision took
   /// Its pool, as `pool` is the in-step trial's.
   std::array<double, 4> phase_pool{};
   /// What every communicator's trial measured on this rank (learn::InStepMeter::pour): each

@@ -1359,6 +1359,7 @@ void before_finalize() {
     h.phases_kept = s.in_step.phased;
     h.phases_left = s.in_step.unphased;
     h.phase_ratio = s.in_step.phase_ratio;
+    h.phase_rounds = s.in_step.phase_rounds;
     const std::vector<PatternRecord> merged = write_report(
         MPI_COMM_WORLD, recs, h, s.cfg.report_path, s.cfg.log_level >= core::LogLevel::warn);
     if (s.wisdom_on && s.world_rank == 0) save_wisdom(s, merged);

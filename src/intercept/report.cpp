@@ -112,7 +112,8 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                                     {"trial_ratio", h.in_step_ratio},
                                     {"phases_kept", h.phases_kept},
                                     {"phases_left", h.phases_left},
-                                    {"phase_ratio", h.phase_ratio}}},
+                                    {"phase_ratio", h.phase_ratio},
+                                    {"phase_rounds", h.phase_rounds}}},
                        {"warnings", h.warnings}};
   return report.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -160,7 +161,8 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                    "trials",
                    static_cast<long long>(h.phases_kept), static_cast<long long>(h.phases_left));
     if (h.phase_ratio >= 0)
-      std::fprintf(stderr, ", phased %.3g of native's time between calls", h.phase_ratio);
+      std::fprintf(stderr, ", phased %.3g of native's time between calls after %d round(s)",
+                   h.phase_ratio, h.phase_rounds);
     std::fprintf(stderr, "\n");
   }
   if (h.faults_injected > 0 || h.fallbacks > 0)

@@ -79,6 +79,7 @@ struct ReportHeader {
   std::int64_t phases_kept = 0;      ///< communicators the phase trial gave a schedule; summed
   std::int64_t phases_left = 0;      ///< communicators it left to their patterns' trials; summed
   double phase_ratio = -1;           ///< rank 0's phase trial: phased time over native's
+  int phase_rounds = 0;              ///< the rounds of six epochs that ratio took (0: none)
 };
 
 /// Collective over `world`: gathers every rank's records to rank 0, which prints the summary
