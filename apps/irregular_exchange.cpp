@@ -18,6 +18,9 @@
 //   hotspot    every rank sends 32u bytes to rank 0, plus min(D-1, n-1) messages of u bytes to
 //              distinct random ranks among 1..n-1.
 //   neighbors  i -> i+1, ..., i+D (mod n), u bytes each (paper 004 §4.1).
+//   fan        a ring fan: i -> i+1, ..., i+D (mod n), 8u bytes each, plus min(D, n-1-D) messages
+//              of u bytes to distinct random ranks among the others (a halo exchange with a few
+//              far partners; every receiver takes D large messages at once).
 //   random     each (i,j) present with probability D/n, size u*10^U(0,3) bytes (three orders of
 //              magnitude); rows and columns may be empty.
 //   density    every row has exactly min(D, n-1) distinct random destinations other than itself,
@@ -127,10 +130,13 @@ std::vector<int> distinct_sample(int count, int lo, int range, Rng& rng) {
 // ---------------------------------------------------------------------------------------------
 // Patterns
 
-enum class PatternKind { uniform, skewed, hotspot, neighbors, random, density, transport, fft3d };
+enum class PatternKind {
+  uniform, skewed, hotspot, neighbors, random, density, transport, fft3d, fan
+};
 
-constexpr std::string_view kPatternNames[] = {"uniform", "skewed",  "hotspot",   "neighbors",
-                                              "random",  "density", "transport", "fft3d"};
+constexpr std::string_view kPatternNames[] = {"uniform", "skewed",    "hotspot", "neighbors",
+                                              "random",  "density",   "transport", "fft3d",
+                                              "fan"};
 
 std::optional<PatternKind> parse_pattern(std::string_view s) {
   for (std::size_t k = 0; k < std::size(kPatternNames); ++k)
@@ -217,6 +223,7 @@ class Pattern {
       case PatternKind::skewed:
       case PatternKind::hotspot:
       case PatternKind::density:
+      case PatternKind::fan:
         for_each_sampled(i, [&](int j, std::int64_t b) { bytes[j] = b; });
         break;
       case PatternKind::transport:
@@ -245,6 +252,7 @@ class Pattern {
       case PatternKind::skewed:
       case PatternKind::hotspot:  // rows are sampled, so scan them all: O(n*D)
       case PatternKind::density:
+      case PatternKind::fan:
         for (int i = 0; i < n_; ++i)
           for_each_sampled(i, [&](int dst, std::int64_t b) {
             if (dst == j) bytes[i] = b;
@@ -280,8 +288,8 @@ class Pattern {
     return static_cast<int>(static_cast<std::int64_t>(m) * n_ / fft_receivers());
   }
 
-  /// Rows whose destinations are drawn at random (skewed, hotspot, density): f(dst, bytes) per
-  /// entry.
+  /// Rows whose destinations are drawn at random (skewed, hotspot, density, fan): f(dst, bytes)
+  /// per entry.
   template <class F>
   void for_each_sampled(int i, F&& f) const {
     Rng rng(hash3(key_, static_cast<std::uint64_t>(i), 0x5a));
@@ -289,6 +297,12 @@ class Pattern {
       for (int j : distinct_sample(row_dense_[i], 0, n_, rng)) f(j, row_length_[i] * p_.unit);
     } else if (p_.kind == PatternKind::density) {  // i + 1 + [0, n-1) mod n: never i itself
       for (int j : distinct_sample(p_.degree, 0, n_ - 1, rng)) f((i + 1 + j) % n_, p_.unit);
+    } else if (p_.kind == PatternKind::fan) {  // ring i+1..i+D, then i+D+1 + [0, n-1-D) mod n
+      const int ring = std::min(p_.degree, n_ - 1);
+      for (int k = 1; k <= ring; ++k) f((i + k) % n_, 8 * p_.unit);
+      const int others = n_ - 1 - ring;
+      for (int j : distinct_sample(std::min(ring, others), 0, others, rng))
+        f((i + ring + 1 + j) % n_, p_.unit);
     } else {
       f(0, 32 * p_.unit);
       for (int j : distinct_sample(p_.degree - 1, 1, n_ - 1, rng)) f(j, p_.unit);
@@ -368,7 +382,7 @@ struct Options {
 
 const char* const kUsage =
     "usage: irregular_exchange [--pattern uniform|skewed|hotspot|neighbors|random|density|\n"
-    "                                     transport|fft3d]\n"
+    "                                     transport|fft3d|fan]\n"
     "                          [--degree D] [--unit BYTES] [--iterations N] [--seed S]\n"
     "                          [--warmup W] [--change-every K] [--cycle C] [--nonuniformity L]\n"
     "                          [--clock wtime|monotonic] [--matrix-out PATH]\n"

@@ -34,6 +34,8 @@ WORKLOADS = {
     "hotspot_2k": (["--pattern", "hotspot", "--degree", "4", "--unit", "2048"], 300),
     "random_sparse_1k": (["--pattern", "random", "--degree", "4", "--unit", "1024"], 300),
     "ring_fan_4k": (["--pattern", "neighbors", "--degree", "4", "--unit", "4096"], 300),
+    # The ring fan with far partners: 4 neighbours x 8 units of 4 KiB, plus 4 random peers x 1.
+    "fan_far_4k": (["--pattern", "fan", "--degree", "4", "--unit", "4096"], 300),
     "dense_256": (["--pattern", "uniform", "--degree", "64", "--unit", "256"], 300),
     "redrawn_1k": (["--pattern", "random", "--degree", "4", "--unit", "1024",
                     "--change-every", "1"], 300),
