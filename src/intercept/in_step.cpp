@@ -307,8 +307,7 @@ void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
     // in; the pools go on summing every round.
     say_decided("phases-again", "phase trial runs another round: one cannot tell", "phased",
                 job.phase_ratio);
-    phase_decide_at_ =
-        static_cast<double>(clock.epoch(agreed_[0]) + learn::kInStepEpochs) * clock.epoch_s;
+    phase_decide_at_ = learn::in_step_decide_at(agreed_[0], clock) - clock.epoch_s;
     phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
   }
   phased_ = phase != learn::InStepPhase::native;
