@@ -95,15 +95,12 @@ import sys
 import tempfile
 import time
 
+from harness import NETNS_CONFIGS, git_commit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MACHINES = ["shm", "flat", "shallow", "two_clusters"]
 LAMMPS_EXAMPLE = "/usr/share/doc/lammps-examples/examples/peptide"
-
-
-def git_commit():
-    from bench import git_commit as commit  # the harness's own, as e2e takes NETNS_CONFIGS
-    return commit()
 
 
 def read(path):
@@ -907,7 +904,6 @@ def main(a, here, log, failures):
         if os.geteuid() != 0:
             print(f"SKIPPED: apps {m}: the emulated cluster needs root", flush=True)
             continue
-        from bench import NETNS_CONFIGS
         cmd = ["bash", os.path.join(here, "netns_cluster.sh"), "--build", a.build,
                # each run's limit, plus as much again per application for its set-up (FFTW
                # measures its plan, up to 5 tries, before the pairs); --beside: a third run

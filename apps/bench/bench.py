@@ -52,6 +52,8 @@ import sys
 import tempfile
 import time
 
+from harness import NETNS_CONFIGS, git_commit
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FALLBACK_STRATEGIES = ["ac", "lex", "lp_xor", "lp_shift", "pex", "bex", "greedy", "rs_n",
@@ -736,14 +738,6 @@ def check_burst_results(rows):
 # ------------------------------------------------------------------------------------------
 # netns tier
 
-NETNS_CONFIGS = {
-    # name: netns_cluster.sh options
-    "flat": [],
-    "shallow": ["--queue", "65536", "--rto-min", "5ms"],
-    "two_clusters": ["--two-clusters"],
-}
-
-
 # The default set's strategies: native and auto, the direct schedules of papers 000/002 (ac,
 # rs_nh, color), the optimal preemptive one (bvn), and the indirect routes of 004/003 and ours
 # (mesh2d, hypercube, two_level, node_aware).
@@ -953,20 +947,6 @@ def netns_inner(a):
 
 
 # ------------------------------------------------------------------------------------------
-
-def git_commit():
-    """The checkout's commit, with "-dirty" when tracked files differ from it: a record must not
-    name a commit whose code it did not run."""
-    try:
-        run = lambda *a: subprocess.run(["git", "-C", REPO, *a], capture_output=True, text=True,
-                                        timeout=10).stdout.strip()
-        commit = run("rev-parse", "--short", "HEAD")
-        if commit and run("status", "--porcelain", "--untracked-files=no"):
-            commit += "-dirty"
-        return commit or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
 
 def record(tier, platform, n, w, strategy, r, lb, native, wall, extra):
     st = r["stats"]

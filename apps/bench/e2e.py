@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from harness import NETNS_CONFIGS
+
 # name: (irregular_exchange arguments, calls). Fixed patterns, counts redrawn every call, two
 # patterns alternating, a pattern that drifts every 50 calls, short jobs and a long one.
 WORKLOADS = {
@@ -201,7 +203,6 @@ def main(a, here, log):
         if os.geteuid() != 0:
             print(f"SKIPPED: e2e {m}: the emulated cluster needs root", flush=True)
             continue
-        from bench import NETNS_CONFIGS  # the cluster's options, as the netns tier uses them
         cmd = ["bash", os.path.join(here, "netns_cluster.sh"), "--build", a.build,
                "--timeout", str(a.timeout * 40 * a.pairs)] + NETNS_CONFIGS[m] + \
               ["--", sys.executable, os.path.join(here, "bench.py"), "e2e-inner", "--config", m,
