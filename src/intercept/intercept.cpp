@@ -1413,7 +1413,7 @@ bool pinned_native_call(const CommState& cs, const Pattern& p) {
 }
 
 // The schedule the phase trial (InStepGate) tries for `p`: its first usable candidate that
-// runs a program of its own, in the cost model's order; -1 where it has none.
+// runs a program of its own, in the trial's order (learn::plan_chosen); -1 where it has none.
 int phase_candidate(const Pattern& p) {
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     const Candidate& c = p.usable[i];

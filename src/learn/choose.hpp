@@ -111,11 +111,12 @@ inline constexpr double kSamePrediction = 1e-9;
 /// The candidates from agreed predictions (predict_share's entries, native's last): plans the
 /// `keep` best predicted usable entries and native, best first (native where its prediction
 /// puts it; right behind native, native_sync when the pool holds it, outside the `keep`; then
-/// plans of several phases before one-phase plans, which share native's receiver contention
-/// that the model does not see), then the rejected ones with why
-/// (no plan). A plan that repeats a kept one, or that the model cannot tell from one (as many
-/// phases, a prediction within kSamePrediction), is listed as such, untried; a lookalike takes
-/// one of the `keep` slots. The same list plan_candidates gives for `auto` with a predictor.
+/// direct plans of several phases, then routes of several phases, then one-phase plans, which
+/// share native's receiver contention that the model does not see), then the rejected ones
+/// with why (no plan). A plan that repeats a kept one, or that the model cannot tell from one
+/// (as many phases, a prediction within kSamePrediction), is listed as such, untried; a
+/// lookalike takes one of the `keep` slots. The same list plan_candidates gives for `auto`
+/// with a predictor.
 std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
                                        const std::vector<std::string>& pool,
                                        const std::vector<Prediction>& agreed,

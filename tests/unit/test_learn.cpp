@@ -477,11 +477,27 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   EXPECT_EQ(static_cast<std::size_t>(tried), k);
 }
 
+namespace {
+
+// The usable candidates plan_chosen lists (width 3) from the pool entries' predicted times,
+// native's last, in its order.
+std::vector<std::string> chosen_ids(const cs::core::CommMatrix& m,
+                                    const std::vector<std::string>& pool,
+                                    const std::vector<double>& predicted) {
+  std::vector<cs::learn::Prediction> p(predicted.size());
+  for (std::size_t i = 0; i < p.size(); ++i) p[i].predicted_s = predicted[i];
+  std::vector<std::string> ids;
+  for (const auto& c : cs::learn::plan_chosen(m, pool, p, cs::plan::Options{}, 3, ~Bytes{0}))
+    if (c.rejected.empty()) ids.push_back(c.id);
+  return ids;
+}
+
+}  // namespace
+
 // Where the model puts native first, the trial tries plans of several phases before a
 // one-phase plan (ac posts everything at once, as native does, so shares the receiver
 // contention the model does not see); a plan predicted to beat native still goes first.
 TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
-  using cs::learn::Prediction;
   const cs::core::CommMatrix m = cs::core::CommMatrix::from_dense(
       8, [] {
         std::vector<Bytes> d(64, 4096);
@@ -490,15 +506,7 @@ TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
       }());
   const std::vector<std::string> pool = {"ac", "lp_shift", "rs_nh"};
   auto chosen = [&](double ac, double lp, double rs, double native) {
-    std::vector<Prediction> p(pool.size() + 1);
-    p[0].predicted_s = ac;
-    p[1].predicted_s = lp;
-    p[2].predicted_s = rs;
-    p[3].predicted_s = native;
-    std::vector<std::string> ids;
-    for (const auto& c : cs::learn::plan_chosen(m, pool, p, cs::plan::Options{}, 3, ~Bytes{0}))
-      if (c.rejected.empty()) ids.push_back(c.id);
-    return ids;
+    return chosen_ids(m, pool, {ac, lp, rs, native});
   };
   using V = std::vector<std::string>;
   // Native predicted best: the phased plans, in predicted order, then ac.
@@ -507,6 +515,23 @@ TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
   EXPECT_EQ(chosen(0.9, 1.3, 1.2, 1.0), (V{"ac", "native", "rs_nh", "lp_shift"}));
   // Every plan predicted faster than native: the predicted order alone.
   EXPECT_EQ(chosen(0.5, 0.7, 0.6, 1.0), (V{"ac", "rs_nh", "lp_shift", "native"}));
+}
+
+// Behind native, a direct schedule of several phases goes before a route, even one the model
+// puts just ahead of it: the route's relayed bytes cross the network twice, while a direct
+// schedule spreads the receivers' load without adding a byte. A route predicted to beat native
+// still goes first.
+TEST(ChooseAuto, DirectPlansGoBeforeRoutesBehindNative) {
+  std::vector<Bytes> dense(16 * 16, 8192);
+  for (int i = 0; i < 16; ++i) dense[static_cast<std::size_t>(i * 17)] = 0;
+  const auto m = cs::core::CommMatrix::from_dense(16, dense);
+  const std::vector<std::string> pool = {"ac", "lp_shift", "mesh2d_pure"};
+  auto chosen = [&](double ac, double lp, double route, double native) {
+    return chosen_ids(m, pool, {ac, lp, route, native});
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(chosen(1.3, 1.2, 1.1, 1.0), (V{"native", "lp_shift", "mesh2d_pure", "ac"}));
+  EXPECT_EQ(chosen(1.3, 1.2, 0.9, 1.0), (V{"mesh2d_pure", "native", "lp_shift", "ac"}));
 }
 
 TEST(Learner, StreakCountsTheRecentHistory) {
