@@ -54,21 +54,11 @@ CandidatePlan native_candidate(const std::vector<Prediction>& agreed, std::size_
   return c;
 }
 
-// Whether `plan` forwards a message through another rank (a route's relay), so that bytes
-// cross the network more than once.
+// Whether `plan` forwards a message through another rank (a route's relay): some rank stages
+// what it passes on, and those bytes cross the network more than once.
 bool relays(const core::Plan& plan) {
-  for (const core::Phase& ph : plan.phases)
-    for (const core::Transfer& t : ph.transfers)
-      for (const core::Piece& pc : t.pieces)
-        if (pc.orig_src != t.from || pc.orig_dst != t.to) return true;
-  return false;
-}
-
-// Where a plan the model puts behind native goes among the others behind it: direct plans of
-// several phases, then routes of several phases, then one-phase plans.
-int behind_native_rank(const CandidatePlan& c) {
-  if (c.plan.phases.size() <= 1) return 2;
-  return relays(c.plan) ? 1 : 0;
+  const std::vector<Bytes> staged = core::staging_bytes_per_rank(plan);
+  return std::any_of(staged.begin(), staged.end(), [](Bytes b) { return b > 0; });
 }
 
 }  // namespace
@@ -253,9 +243,9 @@ std::vector<CandidatePlan> plan_chosen(const core::CommMatrix& m,
   // model's own count, its relayed bytes crossing the network twice (Quantum ESPRESSO's
   // 8 KiB transposes on shallow queues: `mesh2d_pure`, predicted just ahead of the direct
   // schedules, made the job 1.1-1.4 times slower in its epochs).
-  std::stable_sort(pos, out.end(), [](const CandidatePlan& a, const CandidatePlan& b) {
-    return behind_native_rank(a) < behind_native_rank(b);
-  });
+  const auto one_phase = std::stable_partition(
+      pos, out.end(), [](const CandidatePlan& c) { return c.plan.phases.size() > 1; });
+  std::stable_partition(pos, one_phase, [](const CandidatePlan& c) { return !relays(c.plan); });
   const auto behind = out.insert(pos, std::move(native)) + 1;
   // The model has no skew between the ranks either: native_sync, MPI's own call once every
   // rank has entered it, is predicted as native and, where named, comes first behind it,

@@ -40,6 +40,26 @@ bool all(const std::vector<Action>& a, Action x) {
   return std::all_of(a.begin(), a.end(), [x](Action y) { return y == x; });
 }
 
+// An exchange of `bytes` between every two distinct ranks of `n`.
+cs::core::CommMatrix every_peer(int n, Bytes bytes) {
+  std::vector<Bytes> dense(static_cast<std::size_t>(n * n), bytes);
+  for (int i = 0; i < n; ++i) dense[static_cast<std::size_t>(i * (n + 1))] = 0;
+  return cs::core::CommMatrix::from_dense(n, dense);
+}
+
+// The usable candidates plan_chosen lists (width 3) from the pool entries' predicted times,
+// native's last, in its order.
+std::vector<std::string> chosen_ids(const cs::core::CommMatrix& m,
+                                    const std::vector<std::string>& pool,
+                                    const std::vector<double>& predicted) {
+  std::vector<cs::learn::Prediction> p(predicted.size());
+  for (std::size_t i = 0; i < p.size(); ++i) p[i].predicted_s = predicted[i];
+  std::vector<std::string> ids;
+  for (const auto& c : cs::learn::plan_chosen(m, pool, p, cs::plan::Options{}, 3, ~Bytes{0}))
+    if (c.rejected.empty()) ids.push_back(c.id);
+  return ids;
+}
+
 }  // namespace
 
 TEST(Learner, LearnsAfterKIdenticalCalls) {
@@ -296,9 +316,7 @@ TEST(ChooseForced, SharedPredictionsGiveTheSameCandidates) {
 // width (the `keep` plans are all still tried); unnamed, auto leaves it out; forced, it runs
 // beside native.
 TEST(ChooseAuto, InStepComesRightBehindNative) {
-  std::vector<Bytes> dense(8 * 8, 4096);
-  for (int i = 0; i < 8; ++i) dense[static_cast<std::size_t>(i * 9)] = 0;
-  const auto m = cs::core::CommMatrix::from_dense(8, dense);
+  const auto m = every_peer(8, 4096);
   // One-phase plans look faster than native, several phases slower.
   const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
     return p ? 1e-3 * static_cast<double>(p->phases.size()) + 1e-6 * static_cast<double>(
@@ -378,9 +396,7 @@ TEST(ChooseAuto, IdenticalPlansAreTriedOnce) {
 // candidate: the first in the pool is tried, the others are listed untried and use up their
 // slots, so a uniform exchange whose direct schedules all look alike tries few.
 TEST(ChooseAuto, LookalikePlansAreTriedOnce) {
-  std::vector<Bytes> dense(4 * 4, 8192);  // a 4-rank remap: 8 KiB to every peer
-  for (int i = 0; i < 4; ++i) dense[static_cast<std::size_t>(i * 5)] = 0;
-  const auto m = cs::core::CommMatrix::from_dense(4, dense);
+  const auto m = every_peer(4, 8192);  // a 4-rank remap: 8 KiB to every peer
   // A model that sees only the number of phases: every 3-phase schedule is alike.
   const cs::learn::Predictor predict = [](const cs::core::Plan* p) {
     return p ? 1e-5 * static_cast<double>(p->phases.size()) : 1e-4;
@@ -477,33 +493,11 @@ TEST(ChooseAuto, TrialWidensForCheapCalls) {
   EXPECT_EQ(static_cast<std::size_t>(tried), k);
 }
 
-namespace {
-
-// The usable candidates plan_chosen lists (width 3) from the pool entries' predicted times,
-// native's last, in its order.
-std::vector<std::string> chosen_ids(const cs::core::CommMatrix& m,
-                                    const std::vector<std::string>& pool,
-                                    const std::vector<double>& predicted) {
-  std::vector<cs::learn::Prediction> p(predicted.size());
-  for (std::size_t i = 0; i < p.size(); ++i) p[i].predicted_s = predicted[i];
-  std::vector<std::string> ids;
-  for (const auto& c : cs::learn::plan_chosen(m, pool, p, cs::plan::Options{}, 3, ~Bytes{0}))
-    if (c.rejected.empty()) ids.push_back(c.id);
-  return ids;
-}
-
-}  // namespace
-
 // Where the model puts native first, the trial tries plans of several phases before a
 // one-phase plan (ac posts everything at once, as native does, so shares the receiver
 // contention the model does not see); a plan predicted to beat native still goes first.
 TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
-  const cs::core::CommMatrix m = cs::core::CommMatrix::from_dense(
-      8, [] {
-        std::vector<Bytes> d(64, 4096);
-        for (int i = 0; i < 8; ++i) d[static_cast<std::size_t>(i * 9)] = 0;
-        return d;
-      }());
+  const auto m = every_peer(8, 4096);
   const std::vector<std::string> pool = {"ac", "lp_shift", "rs_nh"};
   auto chosen = [&](double ac, double lp, double rs, double native) {
     return chosen_ids(m, pool, {ac, lp, rs, native});
@@ -522,9 +516,7 @@ TEST(ChooseAuto, PhasedPlansGoFirstBehindNative) {
 // schedule spreads the receivers' load without adding a byte. A route predicted to beat native
 // still goes first.
 TEST(ChooseAuto, DirectPlansGoBeforeRoutesBehindNative) {
-  std::vector<Bytes> dense(16 * 16, 8192);
-  for (int i = 0; i < 16; ++i) dense[static_cast<std::size_t>(i * 17)] = 0;
-  const auto m = cs::core::CommMatrix::from_dense(16, dense);
+  const auto m = every_peer(16, 8192);
   const std::vector<std::string> pool = {"ac", "lp_shift", "mesh2d_pure"};
   auto chosen = [&](double ac, double lp, double route, double native) {
     return chosen_ids(m, pool, {ac, lp, route, native});
