@@ -1412,14 +1412,16 @@ bool pinned_native_call(const CommState& cs, const Pattern& p) {
   return p.trial.decided() && p.running().native && (cs.calls + 1) % kNativeAgreeEvery != 0;
 }
 
-// The schedule the phase trial (InStepGate) tries for `p`: its first usable candidate that
-// runs a program of its own, in the trial's order (learn::plan_chosen); -1 where it has none.
+// The schedule the phase trial (InStepGate) tries for `p`, among its usable candidates that
+// run a program of its own (learn::phase_schedule); -1 where it has none. Its trial's pairs
+// are agreed, so every rank picks alike.
 int phase_candidate(const Pattern& p) {
+  std::vector<bool> schedule(p.usable.size());
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     const Candidate& c = p.usable[i];
-    if (!c.native && !c.drs && !c.in_step) return static_cast<int>(i);
+    schedule[i] = !c.native && !c.drs && !c.in_step;
   }
-  return -1;
+  return learn::phase_schedule(p.trial, schedule);
 }
 
 // Whether the phase trial may try `p`: it has a schedule, and its own trial has not chosen

@@ -103,6 +103,21 @@ PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round) {
   return PhaseVerdict::again;
 }
 
+int phase_schedule(const Trial& trial, const std::vector<bool>& schedule) {
+  int best = -1;
+  double best_ratio = 0;
+  for (std::size_t i = 0; i < schedule.size() && i < trial.candidates().size(); ++i) {
+    if (!schedule[i]) continue;
+    const double measured = trial.paired_ratio(i);
+    const double r = measured >= 0 ? measured : 1.0;  // unmeasured: native's equal
+    if (best < 0 || r < best_ratio) {  // ties: the earlier in plan_chosen's order
+      best = static_cast<int>(i);
+      best_ratio = r;
+    }
+  }
+  return best;
+}
+
 bool in_step_keeps(const std::array<double, 4>& summed, InStepLoss loss) {
   switch (loss) {
     case InStepLoss::none:

@@ -225,6 +225,11 @@ void Trial::evaluate(std::size_t c) {
     alive_[c] = false;
 }
 
+double Trial::paired_ratio(std::size_t c) const {
+  if (c >= pairs_.size() || c == native_ || pairs_[c].empty()) return -1;
+  return median(ratios(pairs_[c]));
+}
+
 void Trial::note_measured(std::size_t c) {
   if (c == native_) {
     cands_[c].measured_s = native_estimate();

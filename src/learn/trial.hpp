@@ -157,6 +157,9 @@ class Trial {
   /// The trial's extra time against native so far (negative: it saved time).
   double extra_seconds() const { return extra_s_; }
   const std::vector<TrialCandidate>& candidates() const { return cands_; }
+  /// Candidate c's time over native's in the median of its pairs so far; -1 before its first
+  /// pair (native: -1 too).
+  double paired_ratio(std::size_t c) const;
 
  private:
   enum class Slot { native_alone, first_call, pair_first, pair_second, rechecking };

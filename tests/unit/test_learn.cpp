@@ -699,6 +699,38 @@ TEST(InStep, PhaseTrialRunsAnotherRoundWhenUnclear) {
   EXPECT_EQ(cs::learn::phase_verdict(none, 1), PhaseVerdict::leave);
 }
 
+TEST(InStep, PhaseTrialTriesTheScheduleItsPairsMeasuredFastest) {
+  using cs::learn::Trial;
+  std::vector<cs::learn::TrialCandidate> cands;
+  for (const char* id : {"native", "mesh2d_pure", "maxsum", "lp_xor", "drs"})
+    cands.push_back({id, -1, -1});
+  Trial trial(cands, 3, 0, 7);
+  const std::vector<bool> schedules{false, true, true, true, false};
+  // Nothing measured yet: the first schedule in the trial's order.
+  EXPECT_EQ(cs::learn::phase_schedule(trial, schedules), 1);
+  // The pattern's own trial pairs mesh2d_pure (5 % slower than native) and maxsum (8 %
+  // faster), as PETSc's ghost exchange measured them, until maxsum has pairs.
+  const double cost[] = {1.0, 1.05, 0.92, 0.9, 1.0};
+  for (int call = 0; call < 10000 && !trial.decided() && trial.paired_ratio(2) < 0; ++call) {
+    if (trial.native_calls_owed() > 0) {
+      trial.unmeasured_native_call();
+    } else {
+      trial.measured(cost[trial.current()]);
+    }
+  }
+  ASSERT_NEAR(trial.paired_ratio(1), 1.05, 1e-9);
+  ASSERT_NEAR(trial.paired_ratio(2), 0.92, 1e-9);
+  EXPECT_LT(trial.paired_ratio(3), 0);  // lp_xor not reached
+  EXPECT_EQ(cs::learn::phase_schedule(trial, schedules), 2);
+  // Without maxsum, lp_xor (unmeasured, native's equal) goes before mesh2d_pure, measured
+  // slower; without either, mesh2d_pure is all there is.
+  EXPECT_EQ(cs::learn::phase_schedule(trial, {false, true, false, true, false}), 3);
+  EXPECT_EQ(cs::learn::phase_schedule(trial, {false, true, false, false, false}), 1);
+  // No schedule: the phase trial has nothing to try.
+  EXPECT_EQ(cs::learn::phase_schedule(trial, {false, false, false, false, false}), -1);
+  EXPECT_EQ(cs::learn::phase_schedule(trial, {}), -1);
+}
+
 TEST(InStep, LossDecidesWhoMustProveIt) {
   using cs::learn::InStepLoss;
   // {in-step intervals, seconds, native intervals, seconds}: in step at `r` of native's time.
