@@ -556,7 +556,8 @@ def summarize_report(path):
     return {
         "patterns": [{k: p.get(k) for k in ("comm", "pattern", "comm_size", "nonzeros", "bytes",
                                             "strategy", "calls", "calls_optimised",
-                                            "time_native_s", "time_optimised_s", "trial_s")}
+                                            "time_native_s", "time_optimised_s", "trial_s",
+                                            "phase_schedule")}
                      | {"tried": [[c.get("strategy"), c.get("measured_s")]
                                   for c in p.get("candidates", [])
                                   if c.get("measured_s") is not None and c["measured_s"] >= 0]}

@@ -1749,6 +1749,7 @@ int run_pattern(CommState& cs, Pattern& p, const Exchange& x, Side& send, Side& 
   std::size_t index = p.trial.current();
   if (phase >= 0) {
     index = static_cast<std::size_t>(phase);
+    copy_name(p.record.phase_schedule, p.usable[index].id);
     if (!cs.in_step.phased())
       for (std::size_t i = 0; i < p.usable.size(); ++i)
         if (p.usable[i].native) index = i;

@@ -76,6 +76,7 @@ std::string to_json(const std::vector<PatternRecord>& recs, const ReportHeader& 
                         {"from_wisdom", r.verdict == kVerdictFromWisdom},
                         {"model_scale", r.model_scale},
                         {"note", r.note},
+                        {"phase_schedule", r.phase_schedule},
                         {"candidates", std::move(candidates)}});
   }
   Json bursts = Json::array();
@@ -196,6 +197,9 @@ void print_summary(const std::vector<PatternRecord>& recs, const ReportHeader& h
                      : 0.0,
                  r.calls_optimised ? r.time_optimised_s / static_cast<double>(r.calls_optimised) : 0.0,
                  r.note[0] ? "; " : "", r.note);
+    if (r.phase_schedule[0])
+      std::fprintf(stderr, "[commsched]     the phase trial ran %s against native\n",
+                   r.phase_schedule);
     if (r.lower_bound_s >= 0)
       std::fprintf(stderr, "[commsched]     lower bound on this machine model: %s per call\n",
                    seconds_text(r.lower_bound_s).c_str());

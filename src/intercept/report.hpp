@@ -51,6 +51,7 @@ struct PatternRecord {
   double model_scale = 1;         ///< no machine file: the model scaled to this job's native calls
   char strategy[32] = {};
   char note[96] = {};             ///< why a pattern stayed native, when it did
+  char phase_schedule[32] = {};   ///< the schedule the phase trial ran, empty when none
   std::int64_t candidate_count = 0;
   CandidateRecord candidates[kMaxCandidateRecords];
 };

@@ -17,7 +17,8 @@
 #   --require-report         the report must exist and parse (implied by the two above)
 #   --expect-warning REGEX   exactly one stderr line matches both /warning/i and REGEX
 #   --expect-output REGEX    some stdout line matches REGEX
-#   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages)
+#   --expect-stderr REGEX    exactly one stderr line matches REGEX (notices, info messages);
+#                            may be given more than once, each must hold
 #   --expect-patterns N      at least N patterns ran optimised
 #   --expect-reason REGEX    the report's native_reason (why every call ran natively) matches
 #   --expect-bursts N        at least N Isend/Irecv burst patterns ran substituted (report
@@ -36,7 +37,7 @@ set -u
 die() { echo "run_preloaded: $*" >&2; exit 2; }
 
 lib="" report="" expect_strategy="" expect_optimised="" expect_warning="" expect_output=""
-expect_stderr="" expect_patterns=0 expect_bursts=0 expect_reason="" schema=""
+expect_stderr=() expect_patterns=0 expect_bursts=0 expect_reason="" schema=""
 require_report=0
 sets=()
 while [[ $# -gt 0 ]]; do
@@ -50,7 +51,7 @@ while [[ $# -gt 0 ]]; do
     --require-report) require_report=1; shift ;;
     --expect-warning) expect_warning="${2-}"; shift 2 ;;
     --expect-output) expect_output="${2-}"; shift 2 ;;
-    --expect-stderr) expect_stderr="${2-}"; shift 2 ;;
+    --expect-stderr) expect_stderr+=("${2-}"); shift 2 ;;
     --expect-patterns) expect_patterns="${2-}"; require_report=1; shift 2 ;;
     --expect-bursts) expect_bursts="${2-}"; require_report=1; shift 2 ;;
     --expect-reason) expect_reason="${2-}"; require_report=1; shift 2 ;;
@@ -140,13 +141,13 @@ if [[ -n "$expect_warning" ]]; then
   fi
 fi
 
-if [[ -n "$expect_stderr" ]]; then
-  n=$(grep -Ec -- "$expect_stderr" "$tmp/stderr")
+for regex in "${expect_stderr[@]}"; do
+  n=$(grep -Ec -- "$regex" "$tmp/stderr")
   if [[ "$n" -ne 1 ]]; then
-    echo "run_preloaded: FAIL: expected exactly 1 stderr line matching /$expect_stderr/, got $n" >&2
+    echo "run_preloaded: FAIL: expected exactly 1 stderr line matching /$regex/, got $n" >&2
     fail=1
   fi
-fi
+done
 
 if [[ -n "$report" && ( $require_report -eq 1 || -e "$report" ) ]]; then
   "${PYTHON:-python3}" - "$report" "$expect_strategy" "$expect_optimised" "$require_report" \
