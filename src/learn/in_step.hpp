@@ -112,15 +112,14 @@ inline constexpr int kPhaseRounds = 3;
 PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round);
 
 /// Which of a pattern's candidates the phase trial tries: of those that are schedules
-/// (`schedule[i]`, a plan whose phases run one after another, in plan_chosen's order), the one
-/// the pattern's own trial measured fastest against native in the median of its pairs, one
-/// not measured counting as native's equal, the earlier in that order on a tie; -1: none is a
-/// schedule. The model's first is a guess the
-/// pairs may have answered already: PETSc's ghost exchange on shallow queues measured
-/// `mesh2d_pure` about 5 % slower than native in its pairs and `maxsum` 8 % faster, and a
-/// phase trial on `mesh2d_pure`, kept on six noisy epochs, left the job 9 % slower. The pairs run
-/// the schedule on one communicator while the others run native, which is the phase trial's
-/// reason to exist, so a schedule is not struck out for losing them, only ranked.
+/// (`schedule[i]`, a plan whose phases run one after another, in plan_chosen's order), the one the
+/// pattern's own trial measured fastest against native in the median of its pairs, one not measured
+/// counting as native's equal, the earlier in that order on a tie; -1: none is a schedule. The
+/// model's first is a guess the pairs may have answered already: PETSc's ghost exchange on shallow
+/// queues measured `mesh2d_pure` about 5 % slower than native in its pairs and `maxsum` 8 % faster,
+/// and a phase trial on `mesh2d_pure`, kept on six noisy epochs, left the job 9 % slower. The pairs
+/// ran the schedule on one communicator while the job's others sent all at once, which is the phase
+/// trial's reason to exist, so a schedule that lost them is ranked, not struck out.
 int phase_schedule(const Trial& trial, const std::vector<bool>& schedule);
 
 /// What the job's nodes say about packet loss as a communicator decides: none of its ranks
