@@ -141,7 +141,17 @@ struct Pattern {
   // the only ones that change the pattern in force (budget_share reads it once it has gone).
   std::uint64_t last_call = 0;
 
+  // The schedule the phase trial tries (phase_candidate), with the trial's pair count it was
+  // worked out at: it reads only the usable candidates and the trial's pairs, and pairs are
+  // only added, each adding to the count. set_trial starts it afresh.
+  mutable int phase_index = -1;
+  mutable int phase_rounds = -1;
+
   const Candidate& running() const { return usable[trial.current()]; }
+  void set_trial(learn::Trial t) {
+    trial = std::move(t);
+    phase_rounds = -1;
+  }
   /// Time the job paid for this pattern outside its trial's calls (agreed), out of the budget
   /// the trials under way share.
   void spend(double seconds) {
@@ -1157,9 +1167,9 @@ void settle_candidates(Pattern& p, const std::vector<int>& all_ok, bool trial, i
     if (tc[i].id == known->strategy) from_wisdom = i;
   p.from_wisdom = from_wisdom < tc.size();
   const std::uint64_t trial_seed = seed ^ p.matrix.hash();
-  p.trial = p.from_wisdom ? learn::Trial::decided_for(std::move(tc), from_wisdom)
-            : trial       ? learn::Trial(std::move(tc), trial_calls, kRecheckEvery, trial_seed)
-                          : learn::Trial::decided_for(std::move(tc), 0);
+  p.set_trial(p.from_wisdom ? learn::Trial::decided_for(std::move(tc), from_wisdom)
+              : trial       ? learn::Trial(std::move(tc), trial_calls, kRecheckEvery, trial_seed)
+                            : learn::Trial::decided_for(std::move(tc), 0));
   p.trial.add_calls_before(calls_before);
 }
 
@@ -1414,14 +1424,18 @@ bool pinned_native_call(const CommState& cs, const Pattern& p) {
 
 // The schedule the phase trial (InStepGate) tries for `p`, among its usable candidates that
 // run a program of its own (learn::phase_schedule); -1 where it has none. Its trial's pairs
-// are agreed, so every rank picks alike.
+// are agreed, so every rank picks alike. Worked out again only when the trial has paired
+// since (Pattern::phase_rounds): the phase trial asks on each of its calls.
 int phase_candidate(const Pattern& p) {
+  if (p.phase_rounds == p.trial.rounds()) return p.phase_index;
   std::vector<bool> schedule(p.usable.size());
   for (std::size_t i = 0; i < p.usable.size(); ++i) {
     const Candidate& c = p.usable[i];
     schedule[i] = !c.native && !c.drs && !c.in_step;
   }
-  return learn::phase_schedule(p.trial, schedule);
+  p.phase_index = learn::phase_schedule(p.trial, schedule);
+  p.phase_rounds = p.trial.rounds();
+  return p.phase_index;
 }
 
 // Whether the phase trial may try `p`: it has a schedule, and its own trial has not chosen
@@ -1443,7 +1457,7 @@ void take_phase_verdict(CommState& cs) {
   Pattern* p = cs.current;
   if (verdict <= 0 || !p || cs.learner.learning() || !phases_apply(*p)) return;
   const auto c = static_cast<std::size_t>(phase_candidate(*p));
-  p->trial = learn::Trial::decided_for(p->trial.candidates(), c);
+  p->set_trial(learn::Trial::decided_for(p->trial.candidates(), c));
   p->ledger.charge(p->trial);
 }
 
