@@ -114,12 +114,16 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
   if (call <= kGaugeCalls) return;
   if (call == kGaugeCalls + 1) {
     const double period = (entries_[kGaugeCalls - 1] - entries_[0]) / (kGaugeCalls - 1);
-    cycle_ = learn::in_step_cycle(entries_, kGaugeCalls);
     // What this rank has heard of loss, without reading the count: most communicators stop
-    // here (calls too close), and a read of /proc/net/netstat costs tens of microseconds.
-    const std::array<double, 3> in{-period, t, job.loss_seen ? 1.0 : 0.0};
-    std::array<double, 3> out{};
-    if (PMPI_Allreduce(in.data(), out.data(), 3, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
+    // here (calls too close), and a read of /proc/net/netstat costs tens of microseconds. The
+    // cycle is agreed too (the longest any rank found): the trials forecast each call's entry
+    // by it, and ranks whose few entries told them different cycles ran different epochs and
+    // met in different collectives.
+    const int cycle = learn::in_step_cycle(entries_, kGaugeCalls);
+    const std::array<double, 4> in{-period, t, job.loss_seen ? 1.0 : 0.0,
+                                   static_cast<double>(cycle)};
+    std::array<double, 4> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 4, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) {
       mode_ = Mode::off;  // every rank's allreduce returned; none goes on with the trial
       return;
     }
@@ -127,6 +131,7 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
     period_ = -out[0];
     agreed_[0] = out[1];
     job.heard(out[2]);
+    cycle_ = static_cast<int>(out[3]);
     if (!learn::in_step_may_join(period_)) {  // agreed: every rank stays out alike
       mode_ = Mode::off;
       ++job.short_calls;
@@ -160,6 +165,16 @@ void InStepGate::gauge(InStepJob& job, MPI_Comm comm) {
 void InStepGate::join_trial(const InStepJob& job) {
   mode_ = Mode::trial;
   decide_at_ = learn::in_step_decide_at(agreed_[0], job.clock);
+  forecast_.reset();  // agreed_ is a call or more old here: the lead-in's first call uses it
+  clock_pending_ = false;
+}
+
+// Where this call's entry falls on the job clock, as every rank of the communicator forecasts
+// it alike (learn::EntryForecast) from the clocks agreed at the calls before it.
+double InStepGate::forecast() {
+  if (clock_pending_) forecast_.add(agreed_[0]);
+  clock_pending_ = false;
+  return forecast_.empty() ? agreed_[0] : forecast_.next(cycle_, period_);
 }
 
 // A communicator that could join the trial while no rank of it has heard of packet loss: once
@@ -186,17 +201,19 @@ void InStepGate::watch(InStepJob& job, MPI_Comm comm) {
     fail();
 }
 
-// One call of the trial: the time agreed at the previous call says whether this one runs in
-// step (a blocking agreement, which is the barrier) or not (the agreement in flight until the
-// next call, which waits only for every rank to have entered this one); after
-// kInStepEpochs whole epochs, the ranks sum their pools (every communicator's meters on each)
-// and whether they have seen loss, and decide (learn::in_step_keeps).
+// One call of the trial: the clocks agreed at the calls before, carried forward to this call's
+// entry (forecast), say whether it runs in step (a blocking agreement, which is the barrier)
+// or not (the agreement in flight until the next call, which waits only for every rank to
+// have entered this one); after kInStepEpochs whole epochs, the ranks sum their pools (every
+// communicator's meters on each) and whether they have seen loss, and decide
+// (learn::in_step_keeps).
 void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
   const double now = PMPI_Wtime() - job.t0;
   job.heard(agreed_[1]);
-  const learn::InStepPhase phase = learn::in_step_phase(agreed_[0], decide_at_, job.clock);
+  const double at = forecast();
+  const learn::InStepPhase phase = learn::in_step_phase(at, decide_at_, job.clock);
   if (phase == learn::InStepPhase::decide) {
     meter_.close();
     meter_.pour(job.pool, period_);
@@ -224,7 +241,7 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
   }
   const bool sync = phase != learn::InStepPhase::native;
   if (phase != learn::InStepPhase::lead_in) {
-    meter_.note(job.clock.epoch(agreed_[0]), sync, now, cycle_);
+    meter_.note(job.clock.epoch(at), sync, now, cycle_);
     meter_.pour(job.pool, period_);
   }
   send_clock(job, comm, now, sync);
@@ -238,7 +255,8 @@ void InStepGate::send_clock(InStepJob& job, MPI_Comm comm, double now, bool bloc
       blocking ? PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm)
                : PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm,
                                  &request_);
-  if (rc != MPI_SUCCESS) fail();
+  if (rc != MPI_SUCCESS) return fail();
+  clock_pending_ = true;
 }
 
 // The phase trial. Phasing a job's exchanges (lp_shift's or lp_xor's rounds instead of MPI's
@@ -263,24 +281,35 @@ void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
     return;
   }
   job.heard(agreed_[1]);
+  // The pool times the job with every communicator in the trial phased against none; one that
+  // joins changes what "phased" means on this rank, so it starts afresh. LAMMPS on a 64^3 mesh:
+  // its once-a-step communicators joined 10 s after the busier ones, whose first round had
+  // measured them phased beside communicators that were not (1.07 of native's time), and the
+  // pool still held that where the whole job phased ran its steps about 1.1 times faster.
+  job.phase_pool = {};
   const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
   phase_decide_at_ = learn::in_step_decide_at(agreed_[0], clock);
+  forecast_.reset();
+  forecast_.add(agreed_[0]);  // this call's entry, just agreed
+  clock_pending_ = false;
   mode_ = Mode::phases;
   phased_ = true;  // the lead-in runs the schedule, as the in-step trial's runs in step
 }
 
-// One call of the phase trial: the clock agreed at the previous call says whether this one
-// runs the schedule; the agreement is blocking where the communicator is kept in step (it is
-// the barrier), else in flight until the next call. After kInStepEpochs whole epochs the ranks
-// sum their pools and decide (learn::phase_verdict): the schedule stays where it was at least
-// learn::kInStepMargin faster, and where one round cannot tell, another round follows.
+// One call of the phase trial: the forecast of its entry, as in the in-step trial, says
+// whether it runs the schedule; the agreement is blocking where the communicator is kept in
+// step (it is the barrier), else in flight until the next call. After kInStepEpochs whole
+// epochs the ranks sum their pools and decide (learn::phase_verdict): the schedule stays where
+// it was at least learn::kInStepMargin faster, and where one round cannot tell, another round
+// follows.
 void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
   const double now = PMPI_Wtime() - job.t0;
   job.heard(agreed_[1]);
   const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
-  learn::InStepPhase phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
+  const double at = forecast();
+  learn::InStepPhase phase = learn::in_step_phase(at, phase_decide_at_, clock);
   if (phase == learn::InStepPhase::decide) {
     phase_meter_.close();
     phase_meter_.pour(job.phase_pool, period_);
@@ -307,12 +336,12 @@ void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
     // in; the pools go on summing every round.
     say_decided("phases-again", "phase trial runs another round: one cannot tell", "phased",
                 job.phase_ratio);
-    phase_decide_at_ = learn::in_step_decide_at(agreed_[0], clock) - clock.epoch_s;
-    phase = learn::in_step_phase(agreed_[0], phase_decide_at_, clock);
+    phase_decide_at_ = learn::in_step_decide_at(at, clock) - clock.epoch_s;
+    phase = learn::in_step_phase(at, phase_decide_at_, clock);
   }
   phased_ = phase != learn::InStepPhase::native;
   if (phase != learn::InStepPhase::lead_in) {
-    phase_meter_.note(clock.epoch(agreed_[0]), phased_, now, cycle_);
+    phase_meter_.note(clock.epoch(at), phased_, now, cycle_);
     phase_meter_.pour(job.phase_pool, period_);
   }
   send_clock(job, comm, now, kept_);

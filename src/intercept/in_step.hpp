@@ -118,6 +118,7 @@ class InStepGate {
   void join_trial(const InStepJob& job);
   void trial(InStepJob& job, MPI_Comm comm);
   void send_clock(InStepJob& job, MPI_Comm comm, double now, bool blocking);
+  double forecast();
   void start_phases(InStepJob& job, MPI_Comm comm);
   void phases(InStepJob& job, MPI_Comm comm);
   void fail();
@@ -125,12 +126,16 @@ class InStepGate {
   Mode mode_ = Mode::off;
   int calls_ = 0;  // before the gauge, then while watching
   double entries_[kGaugeCalls] = {};  // the job clock at the entries of calls 1 to kGaugeCalls
-  int cycle_ = 1;                      // learn::in_step_cycle of those
+  int cycle_ = 1;                      // learn::in_step_cycle of those, the longest over ranks
   double period_ = 0;                  // the shortest mean time between them over ranks
   double gauge_s_ = 0;                 // this rank's time in the gauge's first allreduce
   // The job clock this rank sent with the last call and loss_flag, and their maximum over the
   // communicator: the epoch every rank runs the next call in, and whether any has seen loss.
   std::array<double, 2> mine_{}, agreed_{};
+  // In the trials: whether agreed_ holds a clock sent since the forecast last took one, and
+  // the forecast of each call's entry, whose epoch says what the call runs.
+  bool clock_pending_ = false;
+  learn::EntryForecast forecast_;
   double decide_at_ = 0;  // the job clock at which the trial ends, agreed as it began
   learn::InStepMeter meter_;
   // The phase trial: offered (offer_phases), this call phased, the in-step trial's verdict,

@@ -53,6 +53,25 @@ int in_step_cycle(const double* entries, int n) {
   return best;
 }
 
+void EntryForecast::add(double t) {
+  for (std::size_t i = entries_.size() - 1; i > 0; --i) entries_[i] = entries_[i - 1];
+  entries_[0] = t;
+  if (n_ < static_cast<int>(entries_.size())) ++n_;
+}
+
+double EntryForecast::next(int cycle, double period) {
+  const int c = std::clamp(cycle, 1, kInStepMaxCycle);
+  double t = last_forecast_;
+  if (n_ > c) {
+    const auto at = [&](int i) { return entries_[static_cast<std::size_t>(i)]; };
+    t = at(c - 1) + (at(0) - at(c));
+  } else if (n_ > 0) {
+    t = entries_[0] + std::max(period, 0.0);
+  }
+  last_forecast_ = std::max(t, last_forecast_);
+  return last_forecast_;
+}
+
 void InStepMeter::close() {
   if (whole_ > 0) {
     const std::size_t at = sync_ ? 0 : 2;
@@ -99,7 +118,7 @@ bool in_step_wins(const std::array<double, 4>& summed) {
 PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round) {
   const double r = in_step_ratio(summed);
   if (in_step_wins(summed)) return PhaseVerdict::keep;
-  if (r < 0 || r >= 1 + kPhaseLeave || round >= kPhaseRounds) return PhaseVerdict::leave;
+  if (r >= 1 + kPhaseLeave || round >= kPhaseRounds) return PhaseVerdict::leave;
   return PhaseVerdict::again;
 }
 

@@ -12,6 +12,7 @@
 /// communicators half in step. MPI-free: the intercept layer agrees the clock and the decision
 /// over each communicator.
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "learn/trial.hpp"
@@ -63,6 +64,30 @@ bool in_step_may_join(double period);
 inline constexpr int kInStepMaxCycle = 4;
 int in_step_cycle(const double* entries, int n);
 
+/// Where a communicator's next call falls on the job's clock, from the agreed entries of its last
+/// calls (each the latest rank's, the same on every rank): the entry one cycle before the next,
+/// plus the last whole cycle's length; with fewer entries than a cycle and one more, the last entry
+/// plus `period`; with none, the last forecast. Never before the last forecast. A trial runs each
+/// call in the epoch its forecast falls in: the epoch of the previous call's entry, the only clock
+/// its ranks have agreed by then, lags by a whole call, and where calls are a second apart (a 3-D
+/// FFT on a 64^3 mesh, once a time step) that left a job's once-a-step communicators running half
+/// of each 2 s epoch in the other kind while its busier ones were timed.
+class EntryForecast {
+ public:
+  /// Starts afresh: the entries kept came from calls before the trial, or far apart.
+  void reset() { n_ = 0, last_forecast_ = std::numeric_limits<double>::lowest(); }
+  /// The agreed entry of the call just made.
+  void add(double t);
+  bool empty() const { return n_ == 0; }
+  /// The next call's entry; `cycle` as learn::in_step_cycle, `period` the time between calls.
+  double next(int cycle, double period);
+
+ private:
+  std::array<double, kInStepMaxCycle + 1> entries_{};  // the latest first
+  int n_ = 0;
+  double last_forecast_ = std::numeric_limits<double>::lowest();
+};
+
 /// The job's pace as a communicator sees it in each kind of epoch: from the second call of an
 /// epoch (the first may have waited for the switch) to the last a whole number of cycles
 /// later, the calls between and the seconds they took. Entries to entries, so the time holds
@@ -99,13 +124,14 @@ double in_step_ratio(const std::array<double, 4>& summed);
 bool in_step_wins(const std::array<double, 4>& summed);
 
 /// The phase trial's verdict (intercept::InStepGate) after `round` rounds (1, 2, ...) of
-/// kInStepEpochs epochs, on the pools summed over ranks since it started: keep the schedules
-/// where phased measured at least kInStepMargin faster; leave them where it measured
-/// kPhaseLeave slower or more (LAMMPS on a 32^3 mesh on shallow queues: 1.08-1.14 of native's
-/// time), where nothing was measured on a side, or after kPhaseRounds rounds; else run another
-/// round. One round of six epochs is too few where a time step is long: on a 64^3 mesh, about
-/// two steps to an epoch, it measured the schedules at 0.94-1.05 of native's time while the job
-/// with every call phased ran 1.12 times faster.
+/// kInStepEpochs epochs, on the pools summed over ranks since it started (on each rank, since
+/// the last communicator of its own joined): keep the schedules where phased measured at least
+/// kInStepMargin faster; leave them where it measured kPhaseLeave slower or more (LAMMPS on a
+/// 32^3 mesh on shallow queues: 1.08-1.14 of native's time), or after kPhaseRounds rounds;
+/// else, nothing measured on a side included (a communicator that joined late emptied the
+/// pool), run another round. One round of six epochs is too few where a time step is long: on
+/// a 64^3 mesh, about two steps to an epoch, it measured the schedules at 0.94-1.05 of native's
+/// time while the job with every call phased ran 1.12 times faster.
 enum class PhaseVerdict { keep, leave, again };
 inline constexpr double kPhaseLeave = 0.08;
 inline constexpr int kPhaseRounds = 3;

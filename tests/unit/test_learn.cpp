@@ -609,6 +609,52 @@ TEST(InStep, CycleIsTheSteadiestLag) {
   EXPECT_EQ(cs::learn::in_step_cycle(two, 2), 1);
 }
 
+TEST(InStep, ForecastFindsTheNextEntryOfACycle) {
+  cs::learn::EntryForecast f;
+  // Three calls a time step of about a second: 0.05 s apart, then 0.9 s to the next step.
+  std::vector<double> entries;
+  for (int step = 0; step < 6; ++step)
+    for (double at : {0.0, 0.05, 0.1}) entries.push_back(1.0 * step + at + 0.01 * step * step);
+  f.add(entries[0]);
+  // Too few entries for a cycle: the last one plus the period.
+  EXPECT_DOUBLE_EQ(f.next(3, 1.0 / 3), entries[0] + 1.0 / 3);
+  for (std::size_t i = 1; i < entries.size() - 1; ++i) {
+    f.add(entries[i]);
+    if (i >= 3) EXPECT_NEAR(f.next(3, 1.0 / 3), entries[i + 1], 0.025) << i;
+  }
+  // Never before an earlier forecast, even where the entries would say so.
+  cs::learn::EntryForecast g;
+  g.add(1.0);
+  EXPECT_DOUBLE_EQ(g.next(1, 0.5), 1.5);
+  g.add(1.1);
+  EXPECT_DOUBLE_EQ(g.next(1, 0.5), 1.5);  // 1.1 + 0.1 = 1.2 would go back
+  EXPECT_DOUBLE_EQ(g.next(1, 0.5), 1.5);
+  g.reset();
+  EXPECT_TRUE(g.empty());
+  g.add(0.2);
+  EXPECT_DOUBLE_EQ(g.next(1, 0.1), 0.3);
+}
+
+TEST(InStep, ForecastPutsCallsASecondApartInTheirOwnEpoch) {
+  // A communicator called once a time step, about a second apart, in epochs of 2 s: the
+  // previous call's entry names the wrong epoch for about half the calls; the forecast for
+  // almost none.
+  const cs::learn::InStepClock clock{2.0};
+  cs::learn::EntryForecast f;
+  double t = 0.3;
+  int wrong_previous = 0, wrong_forecast = 0, calls = 0;
+  f.add(t);
+  for (int i = 1; i < 200; ++i, ++calls) {
+    const double next = t + 1.0 + 0.02 * std::sin(1.7 * i * i);
+    wrong_previous += clock.epoch(t) != clock.epoch(next);
+    wrong_forecast += clock.epoch(f.next(1, 1.0)) != clock.epoch(next);
+    f.add(next);
+    t = next;
+  }
+  EXPECT_GT(wrong_previous, calls * 4 / 10);
+  EXPECT_LT(wrong_forecast, calls / 20);
+}
+
 TEST(InStep, MeterTimesWholeCyclesInEachKindOfEpoch) {
   const cs::learn::InStepClock clock{0.5};
   // A job in steps of `native_step` or `sync_step` seconds, three calls each close together.
@@ -694,9 +740,12 @@ TEST(InStep, PhaseTrialRunsAnotherRoundWhenUnclear) {
     EXPECT_EQ(cs::learn::phase_verdict(pools(1.081), round), PhaseVerdict::leave) << round;
     EXPECT_EQ(cs::learn::phase_verdict(pools(1.14), round), PhaseVerdict::leave) << round;
   }
-  // Nothing measured on a side: another round would measure nothing either.
+  // Nothing measured on a side (a communicator that joined late emptied its ranks' pools):
+  // another round, up to the last.
   const std::array<double, 4> none{0, 0, 100, 10};
-  EXPECT_EQ(cs::learn::phase_verdict(none, 1), PhaseVerdict::leave);
+  EXPECT_EQ(cs::learn::phase_verdict(none, 1), PhaseVerdict::again);
+  EXPECT_EQ(cs::learn::phase_verdict(none, 2), PhaseVerdict::again);
+  EXPECT_EQ(cs::learn::phase_verdict(none, cs::learn::kPhaseRounds), PhaseVerdict::leave);
 }
 
 TEST(InStep, PhaseTrialTriesTheScheduleItsPairsMeasuredFastest) {
