@@ -620,7 +620,9 @@ TEST(InStep, ForecastFindsTheNextEntryOfACycle) {
   EXPECT_DOUBLE_EQ(f.next(3, 1.0 / 3), entries[0] + 1.0 / 3);
   for (std::size_t i = 1; i < entries.size() - 1; ++i) {
     f.add(entries[i]);
-    if (i >= 3) EXPECT_NEAR(f.next(3, 1.0 / 3), entries[i + 1], 0.025) << i;
+    if (i >= 3) {
+      EXPECT_NEAR(f.next(3, 1.0 / 3), entries[i + 1], 0.025) << i;
+    }
   }
   // Never before an earlier forecast, even where the entries would say so.
   cs::learn::EntryForecast g;
