@@ -1423,16 +1423,15 @@ bool pinned_native_call(const CommState& cs, const Pattern& p) {
 }
 
 // The schedule the phase trial (InStepGate) tries for `p`, among its usable candidates that
-// run a program of its own (learn::phase_schedule); -1 where it has none. Its trial's pairs
-// are agreed, so every rank picks alike. Worked out again only when the trial has paired
-// since (Pattern::phase_rounds): the phase trial asks on each of its calls.
+// are schedules (learn::is_phase_schedule, learn::phase_schedule); -1 where it has none. The
+// plans are the communicator's and its trial's pairs are agreed, so every rank picks alike.
+// Worked out again only when the trial has paired since (Pattern::phase_rounds): the phase
+// trial asks on each of its calls.
 int phase_candidate(const Pattern& p) {
   if (p.phase_rounds == p.trial.rounds()) return p.phase_index;
   std::vector<bool> schedule(p.usable.size());
-  for (std::size_t i = 0; i < p.usable.size(); ++i) {
-    const Candidate& c = p.usable[i];
-    schedule[i] = !c.native && !c.drs && !c.in_step;
-  }
+  for (std::size_t i = 0; i < p.usable.size(); ++i)
+    schedule[i] = learn::is_phase_schedule(p.usable[i].id, p.usable[i].phases);
   p.phase_index = learn::phase_schedule(p.trial, schedule);
   p.phase_rounds = p.trial.rounds();
   return p.phase_index;

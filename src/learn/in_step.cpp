@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/registry.hpp"
+
 namespace commsched::learn {
 
 long long InStepClock::epoch(double t) const {
@@ -135,6 +137,11 @@ int phase_schedule(const Trial& trial, const std::vector<bool>& schedule) {
     }
   }
   return best;
+}
+
+bool is_phase_schedule(std::string_view id, std::size_t phases) {
+  const plan::Strategy* s = plan::find_strategy(id);
+  return s && s->plan && s->permutation && phases > 1;
 }
 
 bool in_step_keeps(const std::array<double, 4>& summed, InStepLoss loss) {

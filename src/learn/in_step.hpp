@@ -12,7 +12,9 @@
 /// communicators half in step. MPI-free: the intercept layer agrees the clock and the decision
 /// over each communicator.
 #include <array>
+#include <cstddef>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "learn/trial.hpp"
@@ -147,6 +149,13 @@ PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round);
 /// ran the schedule on one communicator while the job's others sent all at once, which is the phase
 /// trial's reason to exist, so a schedule that lost them is ranked, not struck out.
 int phase_schedule(const Trial& trial, const std::vector<bool>& schedule);
+
+/// Whether a candidate (strategy `id`, whose plan has `phases` phases) is a schedule in the
+/// phase trial's sense: rounds in which each rank sends to one peer and receives from one
+/// (plan::Strategy::permutation), more than one of them. `ac` posts every message at once in
+/// one phase, as MPI's own call does, so phasing it measures native against itself; routes
+/// (mesh2d, hypercube) combine messages rather than spread a receiver's load over time.
+bool is_phase_schedule(std::string_view id, std::size_t phases);
 
 /// What the job's nodes say about packet loss as a communicator decides: none of its ranks
 /// (nor any rank they heard from) has seen a TCP retransmission timeout, some has, or it

@@ -750,6 +750,19 @@ TEST(InStep, PhaseTrialRunsAnotherRoundWhenUnclear) {
   EXPECT_EQ(cs::learn::phase_verdict(none, cs::learn::kPhaseRounds), PhaseVerdict::leave);
 }
 
+TEST(InStep, PhaseTrialTriesOnlySchedulesThatSpreadTheLoad) {
+  using cs::learn::is_phase_schedule;
+  // Rounds of one send and one receive per rank, several of them.
+  for (const char* id : {"lp_shift", "lp_xor", "pex", "maxsum", "color", "rs_nh"})
+    EXPECT_TRUE(is_phase_schedule(id, 3)) << id;
+  // One round is everything at once: MPI's own call.
+  EXPECT_FALSE(is_phase_schedule("lp_shift", 1));
+  // All at once (ac), routes, and what has no plan, whatever their phase count.
+  for (const char* id : {"ac", "lex", "mesh2d_pure", "grid3d", "hypercube", "native", "drs",
+                         "native_sync", "no_such"})
+    EXPECT_FALSE(is_phase_schedule(id, 3)) << id;
+}
+
 TEST(InStep, PhaseTrialTriesTheScheduleItsPairsMeasuredFastest) {
   using cs::learn::Trial;
   std::vector<cs::learn::TrialCandidate> cands;
