@@ -52,6 +52,15 @@ void InStepJob::heard(double agreed) {
   if (agreed > 0) loss_seen = true;
 }
 
+std::array<double, 3> InStepJob::says(double now) {
+  return {now, loss_flag(now), phases_kept ? 1.0 : 0.0};
+}
+
+void InStepJob::hear(const std::array<double, 3>& agreed) {
+  heard(agreed[1]);
+  if (agreed[2] > 0) phases_kept = true;
+}
+
 void InStepGate::start(InStepJob& job, int size, bool intercomm) {
   if (intercomm || size < 2 || job.mode == settings::InStep::off) return;
   if (job.mode == settings::InStep::on) {
@@ -185,7 +194,7 @@ double InStepGate::forecast() {
 void InStepGate::watch(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL) {
     if (PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS) return fail();
-    job.heard(agreed_[1]);
+    job.hear(agreed_);
     if (agreed_[1] > 0) {
       --job.lossless;
       join_trial(job);
@@ -195,8 +204,8 @@ void InStepGate::watch(InStepJob& job, MPI_Comm comm) {
   }
   if (++calls_ % kWatchCalls != 0) return;
   const double now = PMPI_Wtime() - job.t0;
-  mine_ = {now, job.loss_flag(now)};
-  if (PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm, &request_) !=
+  mine_ = job.says(now);
+  if (PMPI_Iallreduce(mine_.data(), agreed_.data(), 3, MPI_DOUBLE, MPI_MAX, comm, &request_) !=
       MPI_SUCCESS)
     fail();
 }
@@ -211,7 +220,7 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
   const double now = PMPI_Wtime() - job.t0;
-  job.heard(agreed_[1]);
+  job.hear(agreed_);
   const double at = forecast();
   const learn::InStepPhase phase = learn::in_step_phase(at, decide_at_, job.clock);
   if (phase == learn::InStepPhase::decide) {
@@ -250,10 +259,10 @@ void InStepGate::trial(InStepJob& job, MPI_Comm comm) {
 // This rank's clock and word of loss for the next call's agreement: blocking (the barrier), or
 // in flight until the next call, which waits only for every rank to have entered this one.
 void InStepGate::send_clock(InStepJob& job, MPI_Comm comm, double now, bool blocking) {
-  mine_ = {now, job.loss_flag(now)};
+  mine_ = job.says(now);
   const int rc =
-      blocking ? PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm)
-               : PMPI_Iallreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm,
+      blocking ? PMPI_Allreduce(mine_.data(), agreed_.data(), 3, MPI_DOUBLE, MPI_MAX, comm)
+               : PMPI_Iallreduce(mine_.data(), agreed_.data(), 3, MPI_DOUBLE, MPI_MAX, comm,
                                  &request_);
   if (rc != MPI_SUCCESS) return fail();
   clock_pending_ = true;
@@ -273,14 +282,14 @@ void InStepGate::send_clock(InStepJob& job, MPI_Comm comm, double now, bool bloc
 // the clock, so every rank starts its epochs alike.
 void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
   const double now = PMPI_Wtime() - job.t0;
-  mine_ = {now, job.loss_flag(now)};
-  if (PMPI_Allreduce(mine_.data(), agreed_.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
+  mine_ = job.says(now);
+  if (PMPI_Allreduce(mine_.data(), agreed_.data(), 3, MPI_DOUBLE, MPI_MAX, comm) !=
       MPI_SUCCESS) {
     // Every rank's allreduce returned: none starts the trial, the barrier stays where kept.
     mode_ = kept_ ? Mode::on : Mode::off;
     return;
   }
-  job.heard(agreed_[1]);
+  job.hear(agreed_);
   // The pool times the job with every communicator in the trial phased against none; one that
   // joins changes what "phased" means on this rank, so it starts afresh. LAMMPS on a 64^3 mesh:
   // its once-a-step communicators joined 10 s after the busier ones, whose first round had
@@ -300,28 +309,35 @@ void InStepGate::start_phases(InStepJob& job, MPI_Comm comm) {
 // whether it runs the schedule; the agreement is blocking where the communicator is kept in
 // step (it is the barrier), else in flight until the next call. After kInStepEpochs whole
 // epochs the ranks sum their pools and decide (learn::phase_verdict): the schedule stays where
-// it was at least learn::kInStepMargin faster, and where one round cannot tell, another round
-// follows.
+// it was at least learn::kInStepMargin faster, or faster at all where a rank has heard that
+// another communicator kept its schedule (the agreements carry that word through the job, as
+// they carry word of loss), and where one round cannot tell, another round follows.
 void InStepGate::phases(InStepJob& job, MPI_Comm comm) {
   if (request_ != MPI_REQUEST_NULL && PMPI_Wait(&request_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
     return fail();
   const double now = PMPI_Wtime() - job.t0;
-  job.heard(agreed_[1]);
+  job.hear(agreed_);
   const learn::InStepClock clock{job.clock.epoch_s * kPhaseEpochScale};
   const double at = forecast();
   learn::InStepPhase phase = learn::in_step_phase(at, phase_decide_at_, clock);
   if (phase == learn::InStepPhase::decide) {
     phase_meter_.close();
     phase_meter_.pour(job.phase_pool, period_);
-    const std::array<double, 4> in = job.phase_pool;
-    std::array<double, 4> pooled{};
-    if (PMPI_Allreduce(in.data(), pooled.data(), 4, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+    // The pools, and how many ranks have heard of schedules kept: sums, so every rank decides
+    // alike.
+    const std::array<double, 5> in{job.phase_pool[0], job.phase_pool[1], job.phase_pool[2],
+                                   job.phase_pool[3], job.phases_kept ? 1.0 : 0.0};
+    std::array<double, 5> out{};
+    if (PMPI_Allreduce(in.data(), out.data(), 5, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
       return fail();
+    const std::array<double, 4> pooled{out[0], out[1], out[2], out[3]};
+    const bool heard_kept = out[4] > 0;
     job.phase_ratio = learn::in_step_ratio(pooled);
     job.phase_rounds = ++phase_round_;
-    const learn::PhaseVerdict verdict = learn::phase_verdict(pooled, phase_round_);
+    const learn::PhaseVerdict verdict = learn::phase_verdict(pooled, phase_round_, heard_kept);
     if (verdict != learn::PhaseVerdict::again) {
       const bool wins = verdict == learn::PhaseVerdict::keep;
+      if (wins) job.phases_kept = true;
       verdict_ = wins ? 1 : -1;
       ++(wins ? job.phased : job.unphased);
       // A schedule agrees before every call, which has the ranks in step already.

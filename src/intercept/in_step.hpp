@@ -51,6 +51,10 @@ struct InStepJob {
   /// communicator runs the trial only once its ranks have heard it: in step wins back what an
   /// incast loses to those timeouts, and where there are none its trial can only cost.
   bool loss_seen = false;
+  /// Whether a communicator of this rank's phase trial kept the schedules, or a rank it shares
+  /// a communicator with has heard so: carried beside loss_seen, it lets the job's other
+  /// communicators keep theirs on less evidence (learn::phase_verdict).
+  bool phases_kept = false;
   double checked_at = -1;  ///< the job clock at the last read of the count
   /// `auto` and `trial` apply only under COMMSCHED_STRATEGY=auto, and nothing under
   /// MPI_THREAD_MULTIPLE.
@@ -62,6 +66,10 @@ struct InStepJob {
   double loss_flag(double now);
   /// An agreement's MAX (or SUM) of loss_flag over a communicator, learned into loss_seen.
   void heard(double agreed);
+  /// What a gate's agreement before a call carries: the job clock `now`, loss_flag and
+  /// phases_kept as 1 or 0; and what the MAX of those over a communicator teaches this rank.
+  std::array<double, 3> says(double now);
+  void hear(const std::array<double, 3>& agreed);
   static constexpr double kLossCheck = 0.1;
 };
 
@@ -129,9 +137,10 @@ class InStepGate {
   int cycle_ = 1;                      // learn::in_step_cycle of those, the longest over ranks
   double period_ = 0;                  // the shortest mean time between them over ranks
   double gauge_s_ = 0;                 // this rank's time in the gauge's first allreduce
-  // The job clock this rank sent with the last call and loss_flag, and their maximum over the
-  // communicator: the epoch every rank runs the next call in, and whether any has seen loss.
-  std::array<double, 2> mine_{}, agreed_{};
+  // What this rank sent with the last call (InStepJob::says), and its maximum over the
+  // communicator: the epoch every rank runs the next call in, whether any has seen loss, and
+  // whether any has heard of schedules kept.
+  std::array<double, 3> mine_{}, agreed_{};
   // In the trials: whether agreed_ holds a clock sent since the forecast last took one, and
   // the forecast of each call's entry, whose epoch says what the call runs.
   bool clock_pending_ = false;

@@ -117,9 +117,9 @@ bool in_step_wins(const std::array<double, 4>& summed) {
   return r >= 0 && r <= 1 - kInStepMargin;
 }
 
-PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round) {
+PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round, bool heard_kept) {
   const double r = in_step_ratio(summed);
-  if (in_step_wins(summed)) return PhaseVerdict::keep;
+  if (in_step_wins(summed) || (heard_kept && r >= 0 && r < 1)) return PhaseVerdict::keep;
   if (r >= 1 + kPhaseLeave || round >= kPhaseRounds) return PhaseVerdict::leave;
   return PhaseVerdict::again;
 }

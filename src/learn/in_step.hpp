@@ -134,10 +134,18 @@ bool in_step_wins(const std::array<double, 4>& summed);
 /// pool), run another round. One round of six epochs is too few where a time step is long: on
 /// a 64^3 mesh, about two steps to an epoch, it measured the schedules at 0.94-1.05 of native's
 /// time while the job with every call phased ran 1.12 times faster.
+///
+/// `heard_kept`: some rank of the communicator has heard that another communicator of the job
+/// kept its schedules (InStepJob::phases_kept). Every communicator's pool measures the same
+/// job, so that is a second measurement of the same question, and phased measured faster at all
+/// is enough to keep. Each communicator deciding alone on its own ranks' pools split LAMMPS on
+/// a 64^3 mesh, where the pooled ratios sat near the margin after three rounds (0.97-0.99):
+/// 24 or 56 of its 80 rank-communicators kept the schedules, a job phased in part.
 enum class PhaseVerdict { keep, leave, again };
 inline constexpr double kPhaseLeave = 0.08;
 inline constexpr int kPhaseRounds = 3;
-PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round);
+PhaseVerdict phase_verdict(const std::array<double, 4>& summed, int round,
+                           bool heard_kept = false);
 
 /// Which of a pattern's candidates the phase trial tries: of those that are schedules
 /// (`schedule[i]`, a plan whose phases run one after another, in plan_chosen's order), the one the

@@ -65,7 +65,8 @@ constexpr std::array kSpecs{
          "the barrier stays unless in step measured more than 8 % slower, then, where a "
          "pattern has a schedule to try, a job-wide phase trial of epochs four times as "
          "long, every such pattern phased or all native, after which each keeps its schedule "
-         "where phased measured at least 3 % faster, over up to three rounds of six epochs "
+         "where phased measured at least 3 % faster (faster at all once another communicator "
+         "of the job kept its own), over up to three rounds of six epochs "
          "where one cannot tell; see the README), "
          "`trial` (that trial without waiting for timeouts: the barrier stays where in step "
          "measured at least 3 % faster), `on` (every call on every communicator) or `off`."},
